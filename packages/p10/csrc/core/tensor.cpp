@@ -1,0 +1,134 @@
+// tensor.cpp — TensorImpl geometry, construction and the shape helpers every kernel uses.
+#include "core/tensor.h"
+
+#include <limits>
+
+namespace tp::p10 {
+
+// Note [Version counter]
+//   Every in-place write bumps the counter of the tensor written to. Views share their base's counter (see
+//   make_view), so writing through a view is visible to anyone who saved the base. Autograd records the
+//   version of each saved tensor and complains if it moved before backward reads it.
+
+TensorImpl::~TensorImpl() {
+  if (autograd_meta && autograd_meta_deleter) autograd_meta_deleter(autograd_meta);
+}
+
+static bool compute_contiguous(const Shape &sizes, const Shape &strides) {
+  int64_t expected = 1;
+  for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
+    if (sizes[d] == 0) return true;
+    if (sizes[d] == 1) continue;  // the stride of a size-1 dim never matters
+    if (strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+
+void TensorImpl::set_geometry(Shape new_sizes, Shape new_strides, int64_t offset) {
+  sizes = std::move(new_sizes);
+  strides = std::move(new_strides);
+  storage_offset = offset;
+  numel = shape_numel(sizes);
+  is_contiguous = compute_contiguous(sizes, strides);
+}
+
+void *TensorImpl::data_ptr() const {
+  if (!storage || !storage->data) return nullptr;
+  return static_cast<char *>(storage->data) + storage_offset * itemsize();
+}
+
+int64_t Tensor::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }
+
+Shape contiguous_strides(const Shape &sizes) {
+  Shape strides(sizes.size());
+  int64_t s = 1;
+  for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= std::max<int64_t>(sizes[d], 1);
+  }
+  return strides;
+}
+
+int64_t shape_numel(const Shape &sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    TP_CHECK(s >= 0, Runtime, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
+    TP_CHECK(s == 0 || n <= std::numeric_limits<int64_t>::max() / s, Runtime,
+             "the number of elements of shape ", shape_str(sizes), " overflows int64");
+    n *= s;
+  }
+  return n;
+}
+
+static Tensor new_tensor(Ref<Storage> storage, ScalarType dtype, Device device) {
+  auto impl = Ref<TensorImpl>::make();
+  impl->storage = std::move(storage);
+  impl->dtype = dtype;
+  impl->device = device;
+  impl->version = Ref<VersionCounter>::make();
+  return Tensor(std::move(impl));
+}
+
+Tensor empty_tensor(const Shape &sizes, ScalarType dtype, Device device) {
+  int64_t n = shape_numel(sizes);
+  Tensor t = new_tensor(Storage::allocate(size_t(n) * element_size(dtype), device), dtype, device);
+  t->set_geometry(sizes, contiguous_strides(sizes), 0);
+  return t;
+}
+
+Tensor empty_strided_tensor(const Shape &sizes, const Shape &strides, ScalarType dtype, Device device) {
+  TP_CHECK(sizes.size() == strides.size(), Runtime, "empty_strided: sizes ", shape_str(sizes), " and strides ",
+           shape_str(strides), " have different lengths");
+  int64_t extent = 1;  // 1 + the largest element offset the view can reach
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    TP_CHECK(strides[d] >= 0, Runtime, "empty_strided: negative strides are not supported, got ",
+             shape_str(strides));
+    if (sizes[d] == 0) { extent = 0; break; }
+    extent += (sizes[d] - 1) * strides[d];
+  }
+  Tensor t = new_tensor(Storage::allocate(size_t(extent) * element_size(dtype), device), dtype, device);
+  t->set_geometry(sizes, strides, 0);
+  return t;
+}
+
+Tensor make_view(const Tensor &base, Shape sizes, Shape strides, int64_t offset) {
+  auto impl = Ref<TensorImpl>::make();
+  impl->storage = base->storage;
+  impl->dtype = base.dtype();
+  impl->device = base.device();
+  impl->version = base->version;
+  impl->set_geometry(std::move(sizes), std::move(strides), offset);
+  return Tensor(std::move(impl));
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char *op) {
+  int64_t n = std::max<int64_t>(ndim, 1);  // a 0-d tensor accepts dim 0 and -1, as in PyTorch
+  if (dim < -n || dim >= n)
+    fail(ErrorKind::Index, op, ": Dimension out of range (expected to be in range of [", -n, ", ", n - 1,
+         "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+Shape broadcast_shapes(const Shape &a, const Shape &b, const char *op) {
+  size_t n = std::max(a.size(), b.size());
+  Shape out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      fail(ErrorKind::Runtime, op, ": The size of tensor a (", da, ") must match the size of tensor b (", db,
+           ") at non-singleton dimension ", i, " (shapes ", shape_str(a), " and ", shape_str(b), ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::string shape_str(const Shape &s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+}  // namespace tp::p10

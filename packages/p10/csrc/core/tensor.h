@@ -1,0 +1,102 @@
+// tensor.h — TensorImpl (what a tensor is) and Tensor (the refcounted handle C++ code passes around).
+//
+// Where it sits: the centre of P10. A TensorImpl is a view onto a Storage: (sizes, strides, storage_offset,
+// dtype, device). It also carries what other layers hang on a tensor: a version counter shared by all views
+// (autograd's use-after-modify check), requires_grad, the autograd-meta slot owned by tpx, and a weak
+// back-pointer to its Python object. The C ABI's `TP_Tensor*` is a `TensorImpl*`.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/scalar_type.h"
+#include "core/storage.h"
+
+struct _object;  // PyObject, without pulling Python.h into every kernel
+namespace tp::p10 {
+
+using Shape = std::vector<int64_t>;
+
+// Shared by a tensor and all its views: bumped by every in-place write (Note [Version counter]).
+struct VersionCounter : RefCounted {
+  std::atomic<int64_t> version{0};
+};
+
+struct TensorImpl : RefCounted {
+  Ref<Storage> storage;
+  Shape sizes, strides;
+  int64_t storage_offset = 0;  // in elements
+  int64_t numel = 1;
+  ScalarType dtype = ScalarType::Float32;
+  Device device;
+  Ref<VersionCounter> version;
+  bool requires_grad = false;
+  bool is_contiguous = true;      // cached; recomputed by set_geometry()
+  bool is_wrapped_number = false; // a Python scalar turned into a 0-d tensor (Note [Wrapped numbers])
+
+  // Note [Autograd meta slot]
+  //   tpx stores its per-tensor state (grad, grad_fn, hooks) here through the C ABI. P10 never looks inside;
+  //   it only calls the deleter when the tensor dies.
+  void *autograd_meta = nullptr;
+  void (*autograd_meta_deleter)(void *) = nullptr;
+
+  // Note [Python object identity]
+  //   While a Python Tensor object wraps this impl, `pyobj` points at it (a borrowed, weak pointer; the Python
+  //   object owns the impl, not the other way round). Returning the same impl to Python again returns that
+  //   same object, so `x.grad is x.grad` and attributes set on a tensor stay put. The Python object clears
+  //   the pointer when it dies (python/py_tensor.cpp).
+  _object *pyobj = nullptr;
+
+  ~TensorImpl() override;
+  void set_geometry(Shape sizes, Shape strides, int64_t offset);  // recomputes numel and is_contiguous
+  void *data_ptr() const;  // element 0 of this view; nullptr for meta and empty tensors
+  int64_t dim() const { return int64_t(sizes.size()); }
+  int64_t itemsize() const { return element_size(dtype); }
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(Ref<TensorImpl> impl) : impl_(std::move(impl)) {}
+  static Tensor adopt(TensorImpl *p) { return Tensor(Ref<TensorImpl>::adopt(p)); }
+
+  bool defined() const { return bool(impl_); }
+  TensorImpl *impl() const { return impl_.get(); }
+  TensorImpl *operator->() const { return impl_.get(); }
+  const Ref<TensorImpl> &ref() const { return impl_; }
+
+  const Shape &sizes() const { return impl_->sizes; }
+  const Shape &strides() const { return impl_->strides; }
+  int64_t size(int64_t d) const;    // negative d counts from the end
+  int64_t stride(int64_t d) const;
+  int64_t dim() const { return impl_->dim(); }
+  int64_t numel() const { return impl_->numel; }
+  ScalarType dtype() const { return impl_->dtype; }
+  Device device() const { return impl_->device; }
+  bool is_contiguous() const { return impl_->is_contiguous; }
+  int64_t storage_offset() const { return impl_->storage_offset; }
+  void *data_ptr() const { return impl_->data_ptr(); }
+  template <typename T> T *data() const { return static_cast<T *>(impl_->data_ptr()); }
+  void bump_version() const { impl_->version->version.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  Ref<TensorImpl> impl_;
+};
+
+// --- construction -------------------------------------------------------------------------------------------
+Shape contiguous_strides(const Shape &sizes);
+int64_t shape_numel(const Shape &sizes);  // raises on negative sizes or int64 overflow
+Tensor empty_tensor(const Shape &sizes, ScalarType dtype, Device device);
+Tensor empty_strided_tensor(const Shape &sizes, const Shape &strides, ScalarType dtype, Device device);
+// A new TensorImpl over `base`'s storage with other geometry: what every view op returns.
+// Shares the storage and the version counter (Note [Version counter]).
+Tensor make_view(const Tensor &base, Shape sizes, Shape strides, int64_t offset);
+
+// --- shape helpers shared by kernels ------------------------------------------------------------------------
+// Wrap a possibly negative dim into [0, ndim); IndexError naming `op` when out of range.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char *op);
+// Broadcast two shapes by NumPy's rules; RuntimeError naming `op` and both shapes when they do not match.
+Shape broadcast_shapes(const Shape &a, const Shape &b, const char *op);
+std::string shape_str(const Shape &s);  // "[2, 3]"
+
+}  // namespace tp::p10

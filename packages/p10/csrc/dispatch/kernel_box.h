@@ -1,0 +1,115 @@
+// kernel_box.h — adapt a typed C++ kernel to the boxed calling convention, and call ops from C++ with types.
+//
+//   Tensor add_cpu(const Tensor &self, const Tensor &other, const Scalar &alpha);
+//   TP_IMPL(lib, "add.Tensor", CPU, add_cpu);            // registers box<add_cpu>
+//   Tensor y = call_op<Tensor>(TP_OP("add.Tensor"), a, b, Scalar(1));
+//
+// Where it sits: used by every kernel file's TP_LIBRARY block and by C++ code that calls other ops.
+// Note [One calling convention] in dispatcher.h says why everything is boxed underneath.
+#pragma once
+#include <optional>
+#include <tuple>
+#include <type_traits>
+
+#include "dispatch/dispatcher.h"
+
+namespace tp::p10 {
+
+// ---- Value -> C++ argument ----------------------------------------------------------------------------------
+template <typename T> struct FromValue;
+template <> struct FromValue<Tensor> { static Tensor get(const Value &v) { return v.is_none() ? Tensor() : v.tensor; } };
+template <> struct FromValue<std::optional<Tensor>> {
+  static std::optional<Tensor> get(const Value &v) { return v.is_tensor() ? std::optional<Tensor>(v.tensor) : std::nullopt; }
+};
+template <> struct FromValue<int64_t> { static int64_t get(const Value &v) { return v.to_int(); } };
+template <> struct FromValue<double> { static double get(const Value &v) { return v.to_double(); } };
+template <> struct FromValue<bool> { static bool get(const Value &v) { return v.to_bool(); } };
+template <> struct FromValue<Scalar> { static Scalar get(const Value &v) { return v.scalar; } };
+template <> struct FromValue<std::string> { static std::string get(const Value &v) { return v.str; } };
+template <> struct FromValue<std::vector<int64_t>> { static std::vector<int64_t> get(const Value &v) { return v.ints; } };
+template <> struct FromValue<std::vector<Tensor>> { static std::vector<Tensor> get(const Value &v) { return v.tensors; } };
+template <typename T> struct FromValue<std::optional<T>> {
+  static std::optional<T> get(const Value &v) { return v.is_none() ? std::nullopt : std::optional<T>(FromValue<T>::get(v)); }
+};
+template <> struct FromValue<ScalarType> { static ScalarType get(const Value &v) { return v.dtype; } };
+template <> struct FromValue<Device> { static Device get(const Value &v) { return v.device; } };
+
+// ---- C++ value -> Value -------------------------------------------------------------------------------------
+inline Value to_value(const Tensor &t) { return Value(t); }
+inline Value to_value(const std::optional<Tensor> &t) { return t ? Value(*t) : Value(); }
+inline Value to_value(int64_t v) { return Value::from_int(v); }
+inline Value to_value(int v) { return Value::from_int(v); }
+inline Value to_value(double v) { return Value::from_double(v); }
+inline Value to_value(bool v) { return Value::from_bool(v); }
+inline Value to_value(const Scalar &s) { return Value::from_scalar(s); }
+inline Value to_value(const std::vector<int64_t> &v) { return Value::from_ints(v); }
+inline Value to_value(const std::vector<Tensor> &v) { return Value::from_tensors(v); }
+inline Value to_value(const std::string &s) { return Value::from_string(s); }
+inline Value to_value(const char *s) { return Value::from_string(s); }
+inline Value to_value(ScalarType t) { return Value::from_dtype(t); }
+inline Value to_value(Device d) { return Value::from_device(d); }
+inline Value to_value(std::nullopt_t) { return Value(); }
+template <typename T> Value to_value(const std::optional<T> &v) { return v ? to_value(*v) : Value(); }
+
+// ---- boxing a typed kernel ----------------------------------------------------------------------------------
+template <typename F> struct FnTraits;
+template <typename R, typename... A> struct FnTraits<R (*)(A...)> {
+  using Ret = R;
+  using Args = std::tuple<std::decay_t<A>...>;
+};
+
+template <typename R> void push_result(Stack &s, R &&r) {
+  using D = std::decay_t<R>;
+  if constexpr (std::is_same_v<D, Tensor>) s.push_back(Value(std::forward<R>(r)));
+  else if constexpr (std::is_same_v<D, std::vector<Tensor>>) s.push_back(Value::from_tensors(std::forward<R>(r)));
+  else if constexpr (std::is_same_v<D, std::tuple<Tensor, Tensor>>) {
+    s.push_back(Value(std::get<0>(r)));
+    s.push_back(Value(std::get<1>(r)));
+  } else s.push_back(to_value(r));
+}
+
+template <auto Fn, typename Args, size_t... I>
+void call_unboxed(Stack &stack, std::index_sequence<I...>) {
+  using R = typename FnTraits<decltype(Fn)>::Ret;
+  if constexpr (std::is_void_v<R>) {
+    Fn(FromValue<std::tuple_element_t<I, Args>>::get(stack[I])...);
+    stack.clear();
+  } else {
+    R r = Fn(FromValue<std::tuple_element_t<I, Args>>::get(stack[I])...);
+    stack.clear();
+    push_result(stack, std::move(r));
+  }
+}
+
+template <auto Fn> void box(const Operator &, Stack &stack, void *) {
+  using Args = typename FnTraits<decltype(Fn)>::Args;
+  call_unboxed<Fn, Args>(stack, std::make_index_sequence<std::tuple_size_v<Args>>{});
+}
+
+#define TP_IMPL(lib, op_name, key, fn) (lib).impl(op_name, ::tp::p10::DispatchKey::key, &::tp::p10::box<fn>, __LINE__)
+#define TP_IMPL_BOXED(lib, op_name, key, fn) (lib).impl(op_name, ::tp::p10::DispatchKey::key, fn, __LINE__)
+
+// ---- calling an op from C++ ---------------------------------------------------------------------------------
+const Operator &require_op(const char *qualified_name);  // throws if unknown
+void fill_defaults(const Operator &op, Stack &stack);   // append schema defaults for missing trailing args
+
+// The Operator for a name, looked up once per call site.
+#define TP_OP(name) ([]() -> const ::tp::p10::Operator & {           \
+  static const ::tp::p10::Operator *op_ = &::tp::p10::require_op(name); \
+  return *op_;                                                        \
+}())
+
+template <typename R = Tensor, typename... Args> R call_op(const Operator &op, const Args &...args) {
+  Stack s;
+  s.reserve(op.schema.args.size());
+  (s.push_back(to_value(args)), ...);
+  fill_defaults(op, s);
+  call(op, s);
+  if constexpr (std::is_void_v<R>) return;
+  else if constexpr (std::is_same_v<R, Tensor>) return s.at(0).is_none() ? Tensor() : s[0].tensor;
+  else if constexpr (std::is_same_v<R, std::vector<Tensor>>) return s.at(0).tensors;
+  else if constexpr (std::is_same_v<R, std::tuple<Tensor, Tensor>>) return {s.at(0).tensor, s.at(1).tensor};
+  else return FromValue<R>::get(s.at(0));
+}
+
+}  // namespace tp::p10

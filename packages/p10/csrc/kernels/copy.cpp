@@ -1,0 +1,94 @@
+// copy.cpp — copy_ (with broadcasting and dtype conversion), clone, contiguous, and `.to(dtype|device)`.
+//
+// Where it sits: the one place elements move between tensors of different dtypes or layouts. The loop helper
+// (loop/tensor_iterator.cpp) calls cast_to() to bring inputs to an op's computation dtype.
+#include "dispatch/kernel_box.h"
+#include "kernels/cast.h"
+#include "loop/tensor_iterator.h"
+
+namespace tp::p10 {
+
+// dst[i] = cast(src[i]) over an iterator whose operand 0 is dst and operand 1 is src.
+static void copy_loop(const TensorIterator &it, ScalarType dst_t, ScalarType src_t) {
+  TP_DISPATCH_ALL(dst_t, "copy_", [&]<typename D>() {
+    TP_DISPATCH_ALL(src_t, "copy_", [&]<typename S>() {
+      it.for_each([](char **data, const int64_t *s, int64_t n) {
+        if (s[0] == sizeof(D) && s[1] == sizeof(S)) {
+          D *d = reinterpret_cast<D *>(data[0]);
+          const S *src = reinterpret_cast<const S *>(data[1]);
+          for (int64_t i = 0; i < n; ++i) d[i] = cast_value<D>(src[i]);
+        } else {
+          for (int64_t i = 0; i < n; ++i)
+            *reinterpret_cast<D *>(data[0] + i * s[0]) = cast_value<D>(*reinterpret_cast<const S *>(data[1] + i * s[1]));
+        }
+      });
+    });
+  });
+}
+
+Tensor cast_to(const Tensor &t, ScalarType dtype) {
+  Tensor out = empty_tensor(t.sizes(), dtype, t.device());
+  out->is_wrapped_number = t->is_wrapped_number;
+  if (t.device().is_meta() || t.numel() == 0) return out;
+  TensorIterator it({.op = "to", .promote_inputs = false, .out_dtype = dtype, .compute_dtype = t.dtype()}, out, {t});
+  copy_loop(it, dtype, t.dtype());
+  return out;
+}
+
+// self.copy_(src): broadcast src to self's shape, convert to self's dtype. Bumps self's version.
+static Tensor copy_(const Tensor &self, const Tensor &src, bool non_blocking) {
+  (void)non_blocking;  // CPU copies are synchronous
+  bool expandable = src.dim() <= self.dim();
+  for (int64_t i = 1; expandable && i <= src.dim(); ++i) {
+    int64_t s = src.sizes()[src.dim() - i], d = self.sizes()[self.dim() - i];
+    expandable = s == d || s == 1;
+  }
+  TP_CHECK(expandable, Runtime, "copy_: the source of shape ", shape_str(src.sizes()),
+           " cannot be broadcast to the destination of shape ", shape_str(self.sizes()));
+  TP_CHECK(self.device() == src.device() || src.device().is_cpu() || self.device().is_meta(), Runtime,
+           "copy_: copying from ", device_str(src.device()), " to ", device_str(self.device()),
+           " needs that device's backend");
+  self.bump_version();
+  if (self.device().is_meta() || self.numel() == 0) return self;
+  TensorIterator it({.op = "copy_", .promote_inputs = false, .out_dtype = self.dtype(), .compute_dtype = src.dtype(),
+                     .resize_out = false},
+                    self, {src});
+  copy_loop(it, self.dtype(), src.dtype());
+  return self;
+}
+
+static Tensor clone(const Tensor &self) {
+  Tensor out = empty_tensor(self.sizes(), self.dtype(), self.device());
+  return copy_(out, self, false);
+}
+
+static Tensor contiguous(const Tensor &self) { return self.is_contiguous() ? self : clone(self); }
+
+// .to(dtype=, device=, copy=): returns self when nothing changes and copy is False (PyTorch's aliasing rule).
+static Tensor to_impl(const Tensor &self, std::optional<ScalarType> dtype, std::optional<Device> device, bool copy) {
+  ScalarType dt = dtype.value_or(self.dtype());
+  Device dev = device.value_or(self.device());
+  if (dev.type == DeviceType::CPU) dev.index = -1;
+  if (!copy && dt == self.dtype() && dev == self.device()) return self;
+  Tensor out = empty_tensor(self.sizes(), dt, dev);
+  if (self.numel() == 0) return out;
+  TP_CHECK(!self.device().is_meta() || dev.is_meta(), NotImplemented,
+           "Cannot copy out of meta tensor; no data! (to ", device_str(dev), ")");
+  if (dev.is_meta()) return out;
+  return copy_(out, self, false);
+}
+
+TP_LIBRARY(copy) {
+  lib.def("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)");
+  lib.def("clone(Tensor self) -> Tensor");
+  lib.def("contiguous(Tensor self) -> Tensor");
+  lib.def("to(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool copy=False) -> Tensor");
+  for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) {
+    lib.impl("copy_", key, &box<copy_>, __LINE__);
+    lib.impl("clone", key, &box<clone>, __LINE__);
+    lib.impl("contiguous", key, &box<contiguous>, __LINE__);
+    lib.impl("to", key, &box<to_impl>, __LINE__);
+  }
+}
+
+}  // namespace tp::p10

@@ -1,0 +1,397 @@
+// py_ops.cpp — calling any op from Python by its schema, defining ops and kernels from Python, and the
+// dispatcher's introspection (tp.ops, tp.explain, thread-local keys).
+//
+// Where it sits: every `tp.add(...)`, `x + y`, `x.view(...)` ends here: an OpPacket (all overloads of one op
+// name) parses the Python arguments against each overload's schema in turn, fills defaults, calls the
+// dispatcher and converts the results back. One generic parser instead of a binding per op keeps the bindings
+// thin (STYLE.md rule 10) and makes every op — including ones defined later from Python or through the C ABI —
+// callable the same way.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "dispatch/kernel_box.h"
+#include "loop/tensor_iterator.h"
+#include "python/py_tensor.h"
+
+namespace nb = nanobind;
+
+namespace tp::p10 {
+
+void *generator_from_object(nb::handle h);  // python/py_random.cpp
+
+// Note [Wrapped numbers]
+//   A Python number passed where a schema says Tensor becomes a 0-d tensor flagged `is_wrapped_number`. Type
+//   promotion ranks such tensors below real tensors (Note [Result type]), so `int_tensor * 2.5` is float32 and
+//   `float16_tensor + 1.0` stays float16, exactly like PyTorch.
+static Tensor wrap_number(nb::handle obj) {
+  Tensor t;
+  if (PyBool_Check(obj.ptr())) {
+    t = empty_tensor({}, ScalarType::Bool, Device{});
+    *t.data<bool>() = obj.ptr() == Py_True;
+  } else if (PyLong_Check(obj.ptr())) {
+    t = empty_tensor({}, ScalarType::Int64, Device{});
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+    TP_CHECK(!overflow, Runtime, "Overflow when unpacking long: ", nb::repr(obj).c_str());
+    *t.data<int64_t>() = v;
+  } else if (PyFloat_Check(obj.ptr())) {
+    t = empty_tensor({}, ScalarType::Float64, Device{});
+    *t.data<double>() = PyFloat_AS_DOUBLE(obj.ptr());
+  } else {
+    Py_complex c = PyComplex_AsCComplex(obj.ptr());
+    t = empty_tensor({}, ScalarType::Complex128, Device{});
+    *t.data<complex128>() = complex128(c.real, c.imag);
+  }
+  t->is_wrapped_number = true;
+  return t;
+}
+
+static bool is_number(nb::handle h) {
+  PyObject *o = h.ptr();
+  return PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o);  // bool is a subclass of int
+}
+
+static bool to_int(nb::handle h, int64_t &out) {
+  if (PyBool_Check(h.ptr())) return false;
+  if (PyLong_Check(h.ptr())) { out = PyLong_AsLongLong(h.ptr()); return !PyErr_Occurred() || (PyErr_Clear(), false); }
+  if (is_tensor(h)) {  // a one-element integer tensor (PyTorch accepts these for int arguments)
+    const Tensor &t = unwrap(h);
+    if (t.numel() != 1 || !is_integral(t.dtype(), false) || t.device().is_meta()) return false;
+    out = nb::cast<int64_t>(h.attr("item")());
+    return true;
+  }
+  if (PyObject_HasAttrString(h.ptr(), "__index__") && !PyFloat_Check(h.ptr())) {
+    PyObject *r = PyNumber_Index(h.ptr());
+    if (!r) { PyErr_Clear(); return false; }
+    out = PyLong_AsLongLong(r);
+    Py_DECREF(r);
+    return true;
+  }
+  return false;
+}
+
+bool python_to_value(nb::handle obj, const Argument &arg, Value &out, bool first_tensor_arg) {
+  if (obj.is_none()) {
+    if (!arg.optional && !(arg.has_default && arg.default_value.is_none())) return false;
+    out = Value();
+    return true;
+  }
+  switch (arg.type) {
+    case ArgType::Tensor:
+      if (is_tensor(obj)) { out = Value(unwrap(obj)); return true; }
+      if (!first_tensor_arg && is_number(obj)) { out = Value(wrap_number(obj)); return true; }
+      return false;
+    case ArgType::TensorList: {
+      if (!PyList_Check(obj.ptr()) && !PyTuple_Check(obj.ptr())) return false;
+      std::vector<Tensor> ts;
+      for (nb::handle h : obj) {
+        if (!is_tensor(h)) return false;
+        ts.push_back(unwrap(h));
+      }
+      out = Value::from_tensors(std::move(ts));
+      return true;
+    }
+    case ArgType::Int: {
+      int64_t v;
+      if (!to_int(obj, v)) return false;
+      out = Value::from_int(v);
+      return true;
+    }
+    case ArgType::IntList: {
+      int64_t v;
+      if (to_int(obj, v)) { out = Value::from_ints({v}); return true; }  // `dim=1` for an int[] argument
+      if (!PyList_Check(obj.ptr()) && !PyTuple_Check(obj.ptr())) return false;
+      std::vector<int64_t> vs;
+      for (nb::handle h : obj) {
+        if (!to_int(h, v)) return false;
+        vs.push_back(v);
+      }
+      out = Value::from_ints(std::move(vs));
+      return true;
+    }
+    case ArgType::Float:
+      if (PyFloat_Check(obj.ptr()) || (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr()))) {
+        out = Value::from_double(PyFloat_AsDouble(obj.ptr()));
+        return true;
+      }
+      return false;
+    case ArgType::Bool:
+      if (!PyBool_Check(obj.ptr())) return false;
+      out = Value::from_bool(obj.ptr() == Py_True);
+      return true;
+    case ArgType::Scalar:
+      if (PyBool_Check(obj.ptr())) { out = Value::from_scalar(Scalar(obj.ptr() == Py_True)); return true; }
+      if (PyLong_Check(obj.ptr())) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+        if (overflow) return false;
+        out = Value::from_scalar(Scalar(int64_t(v)));
+        return true;
+      }
+      if (PyFloat_Check(obj.ptr())) { out = Value::from_scalar(Scalar(PyFloat_AS_DOUBLE(obj.ptr()))); return true; }
+      if (PyComplex_Check(obj.ptr())) {
+        Py_complex c = PyComplex_AsCComplex(obj.ptr());
+        out = Value::from_scalar(Scalar(std::complex<double>(c.real, c.imag)));
+        return true;
+      }
+      if (is_tensor(obj) && unwrap(obj).numel() == 1 && unwrap(obj).dim() == 0) {  // a 0-d tensor as a number
+        return python_to_value(obj.attr("item")(), arg, out, first_tensor_arg);
+      }
+      return false;
+    case ArgType::ScalarType:
+      try { out = Value::from_dtype(dtype_from_object(obj)); } catch (const Error &) { return false; }
+      return true;
+    case ArgType::Device:
+      if (!PyUnicode_Check(obj.ptr()) && !PyLong_Check(obj.ptr()) && !PyObject_HasAttrString(obj.ptr(), "type"))
+        return false;
+      out = Value::from_device(device_from_object(obj));
+      return true;
+    case ArgType::String:
+      if (!PyUnicode_Check(obj.ptr())) return false;
+      out = Value::from_string(nb::cast<std::string>(obj));
+      return true;
+    case ArgType::Generator: {
+      void *g = generator_from_object(obj);
+      if (!g) return false;
+      out = Value();
+      out.tag = Value::Tag::Generator;
+      out.generator = g;
+      return true;
+    }
+  }
+  return false;
+}
+
+nb::object value_to_python(const Value &v) {
+  switch (v.tag) {
+    case Value::Tag::None: return nb::none();
+    case Value::Tag::Tensor: return wrap(v.tensor);
+    case Value::Tag::Int: return nb::int_(v.to_int());
+    case Value::Tag::Double: return nb::float_(v.to_double());
+    case Value::Tag::Bool: return nb::bool_(v.to_bool());
+    case Value::Tag::Scalar:
+      if (v.scalar.is_floating()) return nb::float_(v.scalar.d);
+      if (v.scalar.is_bool()) return nb::bool_(v.scalar.i != 0);
+      if (v.scalar.is_complex()) return nb::steal(PyComplex_FromDoubles(v.scalar.c.real(), v.scalar.c.imag()));
+      return nb::int_(v.scalar.i);
+    case Value::Tag::IntList: return nb::tuple(nb::cast(v.ints));
+    case Value::Tag::TensorList: {
+      nb::list l;
+      for (const Tensor &t : v.tensors) l.append(wrap(t));
+      return l;
+    }
+    case Value::Tag::String: return nb::str(v.str.c_str());
+    case Value::Tag::DType: return dtype_object(v.dtype);
+    case Value::Tag::Device: return device_object(v.device);
+    case Value::Tag::Generator: return nb::none();
+  }
+  return nb::none();
+}
+
+// Try to bind (args, kwargs) to one overload; on failure `why` says what did not fit.
+static bool bind_arguments(const Operator &op, nb::args args, nb::kwargs kwargs, Stack &stack, std::string &why) {
+  const auto &params = op.schema.args;
+  size_t npos = 0;
+  while (npos < params.size() && !params[npos].kwarg_only) ++npos;
+  if (args.size() > npos) {
+    why = "takes " + std::to_string(npos) + " positional arguments but " + std::to_string(args.size()) + " were given";
+    return false;
+  }
+  size_t used_kwargs = 0;
+  stack.clear();
+  stack.reserve(params.size());
+  bool first_tensor = true;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Argument &p = params[i];
+    nb::handle obj;
+    if (i < args.size()) obj = args[i];
+    else if (kwargs && PyDict_GetItemString(kwargs.ptr(), p.name.c_str())) {
+      obj = PyDict_GetItemString(kwargs.ptr(), p.name.c_str());
+      ++used_kwargs;
+    }
+    Value v;
+    if (!obj.is_valid()) {
+      if (p.has_default) v = p.default_value;
+      else if (p.optional) v = Value();
+      else { why = "missing required argument '" + p.name + "'"; return false; }
+    } else if (!python_to_value(obj, p, v, first_tensor && p.type == ArgType::Tensor)) {
+      why = "argument '" + p.name + "' must be " + p.text.substr(0, p.text.find(' ')) + ", not " +
+            Py_TYPE(obj.ptr())->tp_name;
+      return false;
+    }
+    if (p.type == ArgType::Tensor) first_tensor = false;
+    stack.push_back(std::move(v));
+  }
+  if (kwargs && used_kwargs != nb::len(kwargs)) {
+    for (auto [k, _] : kwargs) {
+      std::string name = nb::cast<std::string>(k);
+      bool known = false;
+      for (const Argument &p : params) known |= p.name == name;
+      if (!known) { why = "got an unexpected keyword argument '" + name + "'"; return false; }
+    }
+  }
+  return true;
+}
+
+static nb::object results_to_python(const Operator &op, Stack &stack) {
+  if (stack.size() == 1) return value_to_python(stack[0]);
+  nb::list items;
+  for (const Value &v : stack) items.append(value_to_python(v));
+  return nb::tuple(items);
+}
+
+// All overloads of one op name, callable from Python.
+struct OpPacket {
+  std::string name;
+  std::vector<Operator *> overloads;
+
+  nb::object call(nb::args args, nb::kwargs kwargs) const {
+    Stack stack;
+    std::string why, all_why;
+    for (Operator *op : overloads) {
+      if (bind_arguments(*op, args, kwargs, stack, why)) {
+        call_op_stack(*op, stack);
+        return results_to_python(*op, stack);
+      }
+      all_why += "\n * " + op->schema.text + "\n      (" + why + ")";
+    }
+    fail(ErrorKind::Type, name, "() received an invalid combination of arguments, expected one of:", all_why);
+  }
+  static void call_op_stack(const Operator &op, Stack &stack) {
+    ::tp::p10::call(op, stack);
+  }
+};
+
+static OpPacket make_packet(const std::string &name) {
+  OpPacket p{name, {}};
+  auto &ovs = find_overloads(name);
+  if (!ovs.empty()) p.overloads = ovs;
+  else if (Operator *op = find_op(name)) p.overloads = {op};  // "add.out": one exact overload
+  TP_CHECK(!p.overloads.empty(), NotImplemented, "no op named '", name, "' is registered (see tensorplay.ops.list())");
+  return p;
+}
+
+// ---- kernels written in Python ------------------------------------------------------------------------------
+static void python_kernel(const Operator &op, Stack &stack, void *user) {
+  nb::gil_scoped_acquire gil;
+  nb::handle fn((PyObject *)user);
+  nb::list pos;
+  nb::dict kw;
+  for (size_t i = 0; i < stack.size(); ++i) {
+    nb::object v = value_to_python(stack[i]);
+    if (op.schema.args[i].kwarg_only) kw[op.schema.args[i].name.c_str()] = v;
+    else pos.append(v);
+  }
+  nb::object r = fn(*nb::tuple(pos), **kw);
+  stack.clear();
+  const auto &rets = op.schema.returns;
+  auto push = [&](nb::handle h, const Argument &ret) {
+    Value v;
+    TP_CHECK(python_to_value(h, ret, v, true), Type, op.name, ": the Python kernel returned ",
+             Py_TYPE(h.ptr())->tp_name, " where the schema says ", arg_type_name(ret.type));
+    stack.push_back(std::move(v));
+  };
+  if (rets.size() == 1) push(r, rets[0]);
+  else {
+    TP_CHECK(PyTuple_Check(r.ptr()) && nb::len(r) == rets.size(), Type, op.name, ": the Python kernel must return a ",
+             rets.size(), "-tuple");
+    for (size_t i = 0; i < rets.size(); ++i) push(r[i], rets[i]);
+  }
+}
+
+static std::string python_source(nb::handle fn) {
+  try {
+    nb::object code = fn.attr("__code__");
+    return nb::cast<std::string>(code.attr("co_filename")) + ":" + std::to_string(nb::cast<int>(code.attr("co_firstlineno")));
+  } catch (...) {
+    return "<python>";
+  }
+}
+
+static DispatchKey key_from_name(const std::string &name) {
+  DispatchKey k;
+  TP_CHECK(parse_dispatch_key(name, &k), Value, "unknown dispatch key '", name,
+           "' (expected one of Python, Tracer, Autocast, Autograd, CUDA, CPU, Meta, PrivateUse1, Composite, AnyBackend)");
+  return k;
+}
+
+void bind_ops(nb::module_ &m) {
+  nb::class_<OpPacket>(m, "OpPacket", "All overloads of one op; call it like the function it is.")
+      .def("__call__", &OpPacket::call)
+      .def_ro("name", &OpPacket::name)
+      .def_prop_ro("schemas", [](const OpPacket &p) {
+        std::vector<std::string> v;
+        for (auto *op : p.overloads) v.push_back(op->schema.text);
+        return v;
+      })
+      .def("__repr__", [](const OpPacket &p) { return "<op '" + p.name + "'>"; });
+
+  m.def("_op", &make_packet, nb::arg("name"));
+  m.def("_op_names", [] {
+    std::vector<std::string> names;
+    for (Operator *op : all_ops()) names.push_back(op->name);
+    return names;
+  });
+  m.def("_op_info", [](const std::string &name) {
+    Operator *op = find_op(name);
+    TP_CHECK(op != nullptr, Value, "no op named '", name, "'");
+    nb::dict kernels;
+    for (int k = 0; k < kNumSlots; ++k)
+      if (op->kernels[k].defined()) kernels[dispatch_key_name(DispatchKey(k))] = op->kernels[k].source;
+    nb::dict d;
+    d["name"] = op->name;
+    d["schema"] = op->schema.text;
+    d["defined_at"] = op->defined_at;
+    d["kernels"] = kernels;
+    return d;
+  });
+  m.def("_define", [](const std::string &schema, const std::string &where) { return define_op(schema, where).name; });
+  m.def("_impl", [](const std::string &name, const std::string &key, nb::handle fn) {
+    Operator *op = find_op(name);
+    TP_CHECK(op != nullptr, Value, "impl: no op named '", name, "' (define it first)");
+    fn.inc_ref();  // kept for the life of the process, like the op
+    register_kernel(*op, key_from_name(key), Kernel{&python_kernel, fn.ptr(), python_source(fn)});
+  });
+  m.def("_impl_fallback", [](const std::string &key, nb::handle fn) {
+    fn.inc_ref();
+    register_fallback(key_from_name(key), Kernel{&python_kernel, fn.ptr(), python_source(fn)});
+  });
+  m.def("_redispatch", [](const std::string &name, const std::string &key, nb::args args, nb::kwargs kwargs) {
+    Operator *op = find_op(name);
+    TP_CHECK(op != nullptr, Value, "redispatch: no op named '", name, "'");
+    Stack stack;
+    std::string why;
+    TP_CHECK(bind_arguments(*op, args, kwargs, stack, why), Type, name, "(): ", why);
+    redispatch(*op, key_from_name(key), stack);
+    return results_to_python(*op, stack);
+  });
+
+  m.def("_result_type", [](nb::handle a, nb::handle b) {
+    std::vector<Tensor> operands;
+    for (nb::handle h : {a, b}) {
+      TP_CHECK(is_tensor(h) || is_number(h), Type, "result_type(): expected Tensors or Python numbers, got ",
+               Py_TYPE(h.ptr())->tp_name);
+      operands.push_back(is_tensor(h) ? unwrap(h) : wrap_number(h));
+    }
+    return dtype_object(result_type(operands));
+  });
+
+  // dispatch keys and thread-local sets
+  m.def("_key_bit", [](const std::string &name) { return 1u << uint8_t(key_from_name(name)); });
+  m.def("_tls_included", [] { return local_keys().included.bits; });
+  m.def("_tls_excluded", [] { return local_keys().excluded.bits; });
+  m.def("_set_tls_included", [](uint32_t bits) { local_keys().included = KeySet(bits & 0xffu); });
+  m.def("_set_tls_excluded", [](uint32_t bits) { local_keys().excluded = KeySet(bits & 0xffu); });
+
+  // tracing for tp.explain
+  m.def("_trace_begin", [] { take_trace(); set_trace_collect(true); });
+  m.def("_trace_end", [] {
+    set_trace_collect(false);
+    nb::list out;
+    for (auto &r : take_trace()) out.append(nb::make_tuple(r.op, r.keys, r.chosen, r.source, r.depth));
+    return out;
+  });
+  m.def("_set_trace_print", [](bool on) { set_trace_print(on); });
+}
+
+}  // namespace tp::p10

@@ -1,0 +1,643 @@
+"""``tensorplay.Tensor``: the Python half of a tensor.
+
+Where it sits: ``_C.TensorBase`` (``csrc/python/py_tensor.cpp``) holds the C++ tensor and answers metadata
+questions fast (shape, dtype, strides); this class adds the PyTorch-style methods. Each method is a plain call
+of an op through the dispatcher (``_C._op(name)`` packets) — no arithmetic happens here.
+
+Example:
+    >>> import tensorplay_p10 as tp
+    >>> x = tp.Tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> (x.t() * 2)[0]
+    tensor([2., 6.])
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from . import _C, _autograd_hooks
+from . import _dtype as D
+from ._device import device as Device
+
+_op = _C._op
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints that prints as ``tensorplay.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"tensorplay.Size([{', '.join(str(s) for s in self)}])"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i):  # slices of a Size are Sizes
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+
+def _shape_args(args: tuple, what: str = "size") -> list[int]:
+    """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(Size)`` alike."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    for a in args:
+        if not isinstance(a, int) or isinstance(a, bool):
+            if hasattr(a, "__index__") and not isinstance(a, float):
+                continue
+            raise TypeError(f"{what} must be a tuple of ints, but got an element of type {type(a).__name__}")
+    return [builtins.int(a) for a in args]
+
+
+# The packets the methods below call, looked up once.
+_add, _sub, _mul, _div = _op("add"), _op("sub"), _op("mul"), _op("div")
+_add_, _sub_, _mul_, _div_ = _op("add_"), _op("sub_"), _op("mul_"), _op("div_")
+_view, _reshape, _select, _slice, _copy_, _fill_ = (_op(n) for n in ("view", "reshape", "select", "slice", "copy_", "fill_"))
+_to, _unsqueeze = _op("to"), _op("unsqueeze")
+
+
+class Tensor(_C.TensorBase):
+    """A multi-dimensional array with a dtype and a device, and (with tensorplay-tpx) autograd.
+
+    ``Tensor(data)`` makes a tensor of the default float dtype from nested lists; ``Tensor(2, 3)`` makes an
+    uninitialised 2×3 tensor. Prefer :func:`tensorplay.tensor` to choose the dtype.
+    """
+
+    def __new__(cls, *args: Any, requires_grad: bool = False, device: Any = None) -> Tensor:
+        from ._factories import empty, tensor
+        if not args:
+            t = empty(0, device=device)
+        elif len(args) == 1 and not isinstance(args[0], int) and not isinstance(args[0], Size):
+            t = tensor(args[0], dtype=D.get_default_dtype(), device=device)
+        else:
+            t = empty(*args, device=device)
+        if cls is not Tensor:
+            t = _C._make_subclass(cls, t, False)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # all work happens in __new__
+        pass
+
+    # ---- printing and conversion ----------------------------------------------------------------------
+    def __repr__(self) -> str:
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __len__(self) -> int:
+        if self.dim() == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Tensor]:
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no' if self.numel() == 0 else 'more than one'} "
+                               "values is ambiguous")
+        return builtins.bool(self.item())
+
+    def __int__(self) -> int:
+        return builtins.int(self.item())
+
+    def __float__(self) -> float:
+        return builtins.float(self.item())
+
+    def __complex__(self) -> complex:
+        return builtins.complex(self.item())
+
+    def __index__(self) -> int:
+        if self.numel() != 1 or self.dtype.is_floating_point or self.dtype.is_complex or self.dtype is D.bool:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return self.item()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        a = self.detach().numpy() if self.dtype is not D.bfloat16 else self.detach().float().numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """A NumPy array sharing this tensor's memory (CPU only; ``force=True`` copies/detaches as needed)."""
+        if force:
+            t = self.detach().cpu()
+            return t.numpy()
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self.device.type != "cpu":
+            raise TypeError(f"can't convert {self.device.type} device type tensor to numpy. Use Tensor.cpu() to copy "
+                            "the tensor to host memory first.")
+        D.to_numpy_dtype(self.dtype)  # TypeError for bfloat16
+        return np.from_dlpack(self)
+
+    def tolist(self) -> Any:
+        """The tensor as (nested) Python numbers."""
+        if self.device.type == "meta":
+            raise NotImplementedError("Cannot call tolist() on a meta tensor: it has no data")
+        return self.__array__().tolist()
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        if copy:
+            return _C._to_dlpack(self.clone(), max_version)
+        return _C._to_dlpack(self, max_version)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return _C._dlpack_device(self)
+
+    # ---- autograd surface (filled by tensorplay-tpx) -------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        eng = _autograd_hooks.engine()
+        if eng is not None:
+            eng.set_requires_grad(self, requires_grad)
+        else:
+            self._set_requires_grad(requires_grad)
+        return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        eng = _autograd_hooks.engine()
+        return None if eng is None else eng.get_grad(self)
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        _autograd_hooks.require_engine("Tensor.grad").set_grad(self, value)
+
+    @property
+    def grad_fn(self) -> Any:
+        eng = _autograd_hooks.engine()
+        return None if eng is None else eng.grad_fn(self)
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False, inputs: Any = None) -> None:
+        _autograd_hooks.require_engine("Tensor.backward()").backward(
+            self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+
+    def detach(self) -> Tensor:
+        """A tensor sharing this one's data, cut out of the autograd graph."""
+        return _op("alias")(self) if not self._requires_grad else _detached(self)
+
+    # ---- shape and views ----------------------------------------------------------------------------
+    def view(self, *shape: Any) -> Tensor:
+        if len(shape) == 1 and isinstance(shape[0], D.dtype):
+            raise NotImplementedError("view(dtype) is not supported yet")
+        return _view(self, _shape_args(shape, "view"))
+
+    def reshape(self, *shape: Any) -> Tensor:
+        return _reshape(self, _shape_args(shape, "reshape"))
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.view(other.shape)
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(other.shape)
+
+    def permute(self, *dims: Any) -> Tensor:
+        return _op("permute")(self, _shape_args(dims, "permute"))
+
+    def expand(self, *sizes: Any) -> Tensor:
+        return _op("expand")(self, _shape_args(sizes, "expand"))
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return self.expand(other.shape)
+
+    def repeat_interleave(self, *a: Any, **k: Any) -> Tensor:
+        raise NotImplementedError("repeat_interleave is part of the CPU op library (not implemented yet)")
+
+    def squeeze(self, dim: Any = None) -> Tensor:
+        return _op("squeeze")(self, dim)
+
+    def unsqueeze(self, dim: int) -> Tensor:
+        return _unsqueeze(self, dim)
+
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        return flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim: int, sizes: Sequence[int]) -> Tensor:
+        return unflatten(self, dim, sizes)
+
+    def transpose(self, dim0: int, dim1: int) -> Tensor:
+        return _op("transpose")(self, dim0, dim1)
+
+    def t(self) -> Tensor:
+        return _op("t")(self)
+
+    @property
+    def T(self) -> Tensor:
+        return self.permute(list(range(self.dim() - 1, -1, -1)))
+
+    @property
+    def mT(self) -> Tensor:
+        if self.dim() < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        return self.transpose(-2, -1)
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        return _op("narrow")(self, dim, start, length)
+
+    def select(self, dim: int, index: int) -> Tensor:
+        return _select(self, dim, index)
+
+    def unfold(self, dimension: int, size: int, step: int) -> Tensor:
+        return _op("unfold")(self, dimension, size, step)
+
+    def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+        return _op("diagonal")(self, offset, dim1, dim2)
+
+    def as_strided(self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
+        return _op("as_strided")(self, list(size), list(stride), storage_offset)
+
+    def movedim(self, source: Any, destination: Any) -> Tensor:
+        return movedim(self, source, destination)
+
+    def split(self, split_size: Any, dim: int = 0) -> list[Tensor]:
+        return split(self, split_size, dim)
+
+    def chunk(self, chunks: int, dim: int = 0) -> list[Tensor]:
+        return chunk(self, chunks, dim)
+
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        return unbind(self, dim)
+
+    def contiguous(self) -> Tensor:
+        return _op("contiguous")(self)
+
+    def clone(self) -> Tensor:
+        return _op("clone")(self)
+
+    def copy_(self, src: Tensor, non_blocking: bool = False) -> Tensor:
+        return _copy_(self, src, non_blocking)
+
+    def fill_(self, value: Any) -> Tensor:
+        return _fill_(self, value)
+
+    def zero_(self) -> Tensor:
+        return _fill_(self, 0)
+
+    # ---- dtype and device ---------------------------------------------------------------------------
+    def to(self, *args: Any, **kwargs: Any) -> Tensor:
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` always copies."""
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        for a in args:
+            if isinstance(a, D.dtype):
+                dtype = a
+            elif isinstance(a, Tensor):
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (str, Device, int)):
+                device = a
+            elif isinstance(a, builtins.bool):
+                copy = a
+            else:
+                raise TypeError(f"to() received an invalid argument of type {type(a).__name__}")
+        return _to(self, dtype=dtype, device=device, copy=copy)
+
+    def type(self, dtype: Any = None) -> Any:
+        if dtype is None:
+            return f"tensorplay.{_TYPE_NAMES[self.dtype]}"
+        if isinstance(dtype, str):
+            dtype = {f"tensorplay.{v}": k for k, v in _TYPE_NAMES.items()}.get(dtype, dtype)
+            if isinstance(dtype, str):
+                raise ValueError(f"invalid type: '{dtype}'")
+        return self.to(dtype)
+
+    def cpu(self) -> Tensor:
+        return self.to("cpu")
+
+    def float(self) -> Tensor:
+        return self.to(D.float32)
+
+    def double(self) -> Tensor:
+        return self.to(D.float64)
+
+    def half(self) -> Tensor:
+        return self.to(D.float16)
+
+    def bfloat16(self) -> Tensor:
+        return self.to(D.bfloat16)
+
+    def int(self) -> Tensor:
+        return self.to(D.int32)
+
+    def long(self) -> Tensor:
+        return self.to(D.int64)
+
+    def short(self) -> Tensor:
+        return self.to(D.int16)
+
+    def bool(self) -> Tensor:
+        return self.to(D.bool)
+
+    def byte(self) -> Tensor:
+        return self.to(D.uint8)
+
+    def char(self) -> Tensor:
+        return self.to(D.int8)
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def new_empty(self, *size: Any, dtype: Any = None, device: Any = None) -> Tensor:
+        from ._factories import empty
+        return empty(*size, dtype=dtype or self.dtype, device=device or self.device)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None) -> Tensor:
+        from ._factories import zeros
+        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None) -> Tensor:
+        from ._factories import ones
+        return ones(*size, dtype=dtype or self.dtype, device=device or self.device)
+
+    def new_full(self, size: Sequence[int], fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
+        from ._factories import full
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
+
+    def new_tensor(self, data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+        from ._factories import tensor
+        return tensor(data, dtype=dtype or self.dtype, device=device or self.device)
+
+    # ---- indexing -----------------------------------------------------------------------------------
+    def __getitem__(self, index: Any) -> Tensor:
+        from ._indexing import getitem
+        return getitem(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        from ._indexing import setitem
+        setitem(self, index, value)
+
+    # ---- arithmetic ---------------------------------------------------------------------------------
+    def __add__(self, other: Any) -> Tensor:
+        return _add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _add(self, other)
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return _add_(self, other)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _sub(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _add(_op("neg")(self), other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return _sub_(self, other)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _mul(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _mul(self, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return _mul_(self, other)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        from ._factories import _wrapped
+        return _div(_wrapped(other, self), self)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return _div_(self, other)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _div(self, other, rounding_mode="floor")
+
+    def __neg__(self) -> Tensor:
+        return _op("neg")(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return _op("abs")(self)
+
+    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _add(self, other, alpha=alpha)
+
+    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _add_(self, other, alpha=alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _sub(self, other, alpha=alpha)
+
+    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        return _sub_(self, other, alpha=alpha)
+
+    def mul(self, other: Any) -> Tensor:
+        return _mul(self, other)
+
+    def mul_(self, other: Any) -> Tensor:
+        return _mul_(self, other)
+
+    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        return _div(self, other, rounding_mode=rounding_mode)
+
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
+        return _div_(self, other, rounding_mode=rounding_mode)
+
+    def neg(self) -> Tensor:
+        return _op("neg")(self)
+
+    def abs(self) -> Tensor:
+        return _op("abs")(self)
+
+    def exp(self) -> Tensor:
+        return _op("exp")(self)
+
+    def log(self) -> Tensor:
+        return _op("log")(self)
+
+    def sqrt(self) -> Tensor:
+        return _op("sqrt")(self)
+
+    def sin(self) -> Tensor:
+        return _op("sin")(self)
+
+    def cos(self) -> Tensor:
+        return _op("cos")(self)
+
+    def tanh(self) -> Tensor:
+        return _op("tanh")(self)
+
+    def sigmoid(self) -> Tensor:
+        return _op("sigmoid")(self)
+
+    # ---- random fills -------------------------------------------------------------------------------
+    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> Tensor:
+        return _op("uniform_")(self, from_, to, generator=generator)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+        return _op("normal_")(self, mean, std, generator=generator)
+
+    def random_(self, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
+        if "from" in kwargs:
+            args = (kwargs.pop("from"),) + args
+        if "to" in kwargs:
+            args = args + (kwargs.pop("to"),) if args else (kwargs.pop("to"),)
+        if len(args) == 2:
+            return _op("random_.from")(self, args[0], args[1], generator=generator)
+        if len(args) == 1:
+            return _op("random_.to")(self, args[0], generator=generator)
+        return _op("random_")(self, generator=generator)
+
+    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+        return _op("exponential_")(self, lambd, generator=generator)
+
+    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
+        return _op("cauchy_")(self, median, sigma, generator=generator)
+
+    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
+        return _op("log_normal_")(self, mean, std, generator=generator)
+
+    def geometric_(self, p: float, *, generator: Any = None) -> Tensor:
+        return _op("geometric_")(self, p, generator=generator)
+
+    def bernoulli_(self, p: float = 0.5, *, generator: Any = None) -> Tensor:
+        return _op("bernoulli_.float")(self, p, generator=generator)
+
+    def bernoulli(self, *, generator: Any = None) -> Tensor:
+        return _op("bernoulli")(self, generator=generator)
+
+    def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
+        return _op("multinomial")(self, num_samples, replacement, generator=generator)
+
+
+def _detached(t: Tensor) -> Tensor:
+    """Alias of t that does not require grad (the engine may refine this)."""
+    eng = _autograd_hooks.engine()
+    if eng is not None:
+        return eng.detach(t)
+    out = _op("alias")(t)
+    out._set_requires_grad(False)
+    return out
+
+
+_TYPE_NAMES = {
+    D.bool: "BoolTensor", D.uint8: "ByteTensor", D.int8: "CharTensor", D.int16: "ShortTensor",
+    D.int32: "IntTensor", D.int64: "LongTensor", D.float16: "HalfTensor", D.bfloat16: "BFloat16Tensor",
+    D.float32: "FloatTensor", D.float64: "DoubleTensor", D.complex64: "ComplexFloatTensor",
+    D.complex128: "ComplexDoubleTensor",
+}
+
+
+# ---- view helpers that are compositions of the primitive views (so they work on every backend) -----------
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dims ``start_dim..end_dim`` into one (a view when the layout allows, else a copy)."""
+    n = input.dim()
+    if n == 0:
+        return input.reshape(1)
+    s, e = _wrap(start_dim, n, "flatten"), _wrap(end_dim, n, "flatten")
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = list(input.shape)
+    merged = 1
+    for d in shape[s:e + 1]:
+        merged *= d
+    return input.reshape(shape[:s] + [merged] + shape[e + 1:])
+
+
+def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
+    d = _wrap(dim, input.dim(), "unflatten")
+    shape = list(input.shape)
+    return input.view(shape[:d] + list(sizes) + shape[d + 1:])
+
+
+def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
+    """Move dims from ``source`` positions to ``destination`` positions, keeping the others in order."""
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    n = input.dim()
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+                           f"same number of dims as destination ({dst} dims)")
+    src = [_wrap(s, n, "movedim") for s in src]
+    dst = [_wrap(d, n, "movedim") for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError("movedim: repeated dim in source or destination")
+    order: list[int | None] = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(i for i in range(n) if i not in src)
+    perm = [o if o is not None else next(rest) for o in order]
+    return input.permute(perm)
+
+
+def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> list[Tensor]:
+    """Views of equal ``split_size`` chunks (the last may be smaller), or of the given section sizes."""
+    d = _wrap(dim, tensor.dim(), "split")
+    size = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step < 0 or (step == 0 and size != 0):
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step == 0:
+            return [tensor.narrow(d, 0, 0)]
+        return [tensor.narrow(d, s, min(step, size - s)) for s in range(0, size, step)] or [tensor.narrow(d, 0, 0)]
+    sections = list(split_size_or_sections)
+    if sum(sections) != size:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
+                           f"dimension {dim}), but got split_sizes={sections}")
+    out, start = [], 0
+    for s in sections:
+        out.append(tensor.narrow(d, start, s))
+        start += s
+    return out
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+    """Split into ``chunks`` pieces of ``ceil(size / chunks)`` (PyTorch's rule: possibly fewer pieces)."""
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _wrap(dim, input.dim(), "chunk")
+    size = input.shape[d]
+    step = max(1, -(-size // chunks))
+    return split(input, step, d) if size else [input.narrow(d, 0, 0) for _ in range(chunks)]
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """All slices along ``dim``, as views."""
+    d = _wrap(dim, input.dim(), "unbind")
+    return tuple(input.select(d, i) for i in range(input.shape[d]))
+
+
+def _wrap(dim: int, n: int, op: str) -> int:
+    lo, hi = -max(n, 1), max(n, 1) - 1
+    if not lo <= dim <= hi:
+        raise IndexError(f"{op}: Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim % max(n, 1)
+
+
+_C._set_tensor_classes(Tensor, Size, Device)

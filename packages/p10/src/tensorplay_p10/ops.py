@@ -1,0 +1,72 @@
+"""``tensorplay.ops``: every registered op, callable by name, and the table of who implements what.
+
+Where it sits: a window onto the dispatcher's registry (``csrc/dispatch/dispatcher.cpp``). The table is data
+(STYLE.md rule 7): per op, its schema, where it was defined, and for each dispatch key the file:line of its
+kernel — later pillars add ``Autograd`` (tpx) and ``Tracer`` (stax) entries to the same table.
+
+Example:
+    >>> import tensorplay_p10 as tp
+    >>> tp.ops.add(tp.ones(2), 1.5)
+    tensor([2.5000, 2.5000])
+    >>> "CPU" in tp.ops.info("add")["kernels"]
+    True
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _C
+
+_packets: dict[str, Any] = {}
+
+
+def _packet(name: str) -> Any:
+    p = _packets.get(name)
+    if p is None:
+        p = _packets[name] = _C._op(name)
+    return p
+
+
+def call(name: str, *args: Any, **kwargs: Any) -> Any:
+    """Call op ``name`` ("add", "add.out", "mylib::scale") through the dispatcher."""
+    return _packet(name)(*args, **kwargs)
+
+
+def info(name: str) -> dict[str, Any]:
+    """``{"name", "schema", "defined_at", "kernels": {key: "file:line"}}`` for one op overload."""
+    return _C._op_info(name)
+
+
+def list() -> list[dict[str, Any]]:  # noqa: A001 - the name PyTorch-style tooling expects
+    """One :func:`info` dict per registered op overload, in definition order."""
+    return [_C._op_info(n) for n in _C._op_names()]
+
+
+def table() -> str:
+    """A printable table: op, then which keys have kernels."""
+    rows = [(d["name"], ", ".join(d["kernels"])) for d in list()]
+    width = max(len(r[0]) for r in rows) + 2
+    return "\n".join(f"{name:<{width}}{keys}" for name, keys in rows)
+
+
+class _Namespace:
+    """``tp.ops.mylib.scale``: ops of a custom namespace."""
+
+    def __init__(self, ns: str) -> None:
+        self._ns = ns
+
+    def __getattr__(self, name: str) -> Any:
+        return _packet(f"{self._ns}::{name}")
+
+
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    try:
+        return _packet(name)
+    except NotImplementedError:
+        prefix = name + "::"
+        if any(n.startswith(prefix) for n in _C._op_names()):
+            return _Namespace(name)
+        raise AttributeError(f"module 'tensorplay.ops' has no op '{name}'") from None

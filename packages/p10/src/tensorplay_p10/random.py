@@ -1,0 +1,138 @@
+"""Random numbers: the default generator, seeding, and the sampling factories (``rand``, ``randn`` …).
+
+Where it sits: the generator is ``_C.Generator`` (``csrc/random/cpu_generator.cpp``: mt19937 with PyTorch's
+formulas, so ``tp.manual_seed(s); tp.randn(n)`` equals ``torch.manual_seed(s); torch.randn(n)`` bit for bit).
+The factories are ``empty`` followed by an in-place sampler op (``csrc/kernels/random.cpp``).
+
+Example:
+    >>> import tensorplay_p10 as tp
+    >>> _ = tp.manual_seed(0)
+    >>> tp.rand(2)
+    tensor([0.4963, 0.7682])
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, Sequence
+
+from . import _C
+from . import _dtype as D
+from ._factories import _finish, empty
+from ._tensor import Tensor, _op, _shape_args
+
+Generator = _C.Generator
+default_generator = _C.default_generator
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator; returns it."""
+    return default_generator.manual_seed(int(seed))
+
+
+def seed() -> int:
+    """Seed the default generator from a non-deterministic source; returns the seed."""
+    return default_generator.seed()
+
+
+def initial_seed() -> int:
+    """The seed the default generator was last seeded with."""
+    return default_generator.initial_seed()
+
+
+def get_rng_state() -> Tensor:
+    """The default generator's state as a uint8 tensor (the same bytes PyTorch uses)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    """Restore a state from :func:`get_rng_state`."""
+    default_generator.set_state(new_state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices: Any = None, enabled: bool = True) -> Iterator[None]:
+    """Run a block with the RNG state restored afterwards."""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
+
+
+def _sample(size: tuple, fill: str, args: tuple, generator: Any, dtype: Any, device: Any, requires_grad: bool,
+            out: Tensor | None = None) -> Tensor:
+    t = out if out is not None else empty(*size, dtype=dtype, device=device)
+    _op(fill)(t, *args, generator=generator)
+    return _finish(t, requires_grad)
+
+
+def rand(*size: Any, generator: Any = None, out: Tensor | None = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False) -> Tensor:
+    """Uniform samples in ``[0, 1)``."""
+    return _sample(tuple(_shape_args(size)), "uniform_", (0.0, 1.0), generator, dtype, device, requires_grad, out)
+
+
+def randn(*size: Any, generator: Any = None, out: Tensor | None = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """Standard normal samples."""
+    return _sample(tuple(_shape_args(size)), "normal_", (0.0, 1.0), generator, dtype, device, requires_grad, out)
+
+
+def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *, generator: Any = None,
+            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Integers in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``; int64 by default."""
+    if size is None:
+        if high is None:
+            raise TypeError("randint() missing required argument 'size'")
+        low, high, size = 0, low, high
+    t = empty(*_shape_args((size,)), dtype=dtype or D.int64, device=device)
+    _op("random_.from")(t, int(low), int(high), generator=generator)
+    return _finish(t, requires_grad)
+
+
+def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0 … n-1``."""
+    return _finish(_op("randperm")(n, generator=generator, dtype=dtype, device=device), requires_grad)
+
+
+def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *, generator: Any = None,
+           out: Tensor | None = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Normal samples: ``normal(mean, std, size)`` with float mean/std (tensor mean/std: see the op library)."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        raise NotImplementedError("normal() with tensor mean/std needs broadcasting ops from the CPU op library")
+    if size is None:
+        raise TypeError("normal() with float mean and std needs a size")
+    return _sample(tuple(size), "normal_", (float(mean), float(std)), generator, dtype, device, requires_grad, out)
+
+
+def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:
+    """0/1 samples: element i is 1 with probability ``input[i]`` (or ``p`` for every element)."""
+    if p is not None:
+        return empty(*input.shape, dtype=input.dtype, device=input.device).bernoulli_(p, generator=generator)
+    return _op("bernoulli")(input, generator=generator)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
+    """Category indices drawn from the rows of ``input`` (unnormalised probabilities)."""
+    return _op("multinomial")(input, num_samples, replacement, generator=generator)
+
+
+def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+
+
+def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
+                   requires_grad=requires_grad)

@@ -1,0 +1,113 @@
+"""The dispatcher: op definition from Python, kernels per key, fallthrough, Composite, errors, explain, tp.ops."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import tensorplay_p10 as tp
+
+lib = tp.library.Library("disp_test")
+lib.define("scale(Tensor x, float factor=2.0) -> Tensor")
+lib.impl("scale", lambda x, factor: x * factor, "CPU")
+lib.define("only_cpu(Tensor x) -> Tensor")
+lib.impl("only_cpu", lambda x: x + 1, "CPU")
+lib.define("decomposed(Tensor x) -> Tensor")
+lib.impl("decomposed", lambda x: x * 3, "Composite")
+lib.define("two(Tensor x) -> (Tensor, Tensor)")
+lib.impl("two", lambda x: (x + 1, x - 1), "CPU")
+
+
+def test_python_defined_op_runs():
+    assert tp.ops.disp_test.scale(tp.ones(2)).tolist() == [2.0, 2.0]
+    assert tp.ops.call("disp_test::scale", tp.ones(2), factor=0.5).tolist() == [0.5, 0.5]
+    a, b = tp.ops.disp_test.two(tp.zeros(1))
+    assert (a.item(), b.item()) == (1.0, -1.0)
+
+
+def test_missing_kernel_names_op_key_and_available_keys():
+    with pytest.raises(NotImplementedError) as e:
+        tp.ops.disp_test.only_cpu(tp.zeros(2, device="meta"))
+    msg = str(e.value)
+    assert "disp_test::only_cpu" in msg and "'Meta'" in msg and "[CPU]" in msg
+
+
+def test_composite_serves_every_backend():
+    assert tp.ops.disp_test.decomposed(tp.ones(1)).item() == 3.0
+    assert tp.ops.disp_test.decomposed(tp.ones(2, device="meta")).shape == (2,)
+
+
+def test_bad_arguments_raise_type_error_with_schema():
+    with pytest.raises(TypeError, match="scale\\(Tensor x, float factor=2.0\\)"):
+        tp.ops.disp_test.scale("nope")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        tp.ops.disp_test.scale(tp.ones(1), bogus=1)
+
+
+def test_bad_schema_and_duplicate_definition():
+    with pytest.raises(ValueError, match="invalid op schema"):
+        lib.define("broken(Tensor x -> Tensor")
+    with pytest.raises(ValueError, match="unknown type"):
+        lib.define("broken2(Tensoor x) -> Tensor")
+    with pytest.raises(ValueError, match="already defined"):
+        lib.define("scale(Tensor x, float factor=2.0) -> Tensor")
+    with pytest.raises(ValueError, match="unknown dispatch key"):
+        lib.impl("scale", lambda x, f: x, "GPU")
+
+
+def test_wrapper_key_falls_through_and_redispatches():
+    calls = []
+    wlib = tp.library.Library("disp_wrap")
+    wlib.define("ident(Tensor x) -> Tensor")
+    wlib.impl("ident", lambda x: x + 0, "CPU")
+
+    def tracer(x):
+        calls.append("Tracer")
+        return tp.library.redispatch("disp_wrap::ident", "Tracer", x)
+
+    wlib.impl("ident", tracer, "Tracer")
+    x = tp.ones(2)
+    tp.ops.disp_wrap.ident(x)
+    assert calls == []  # Tracer is not in the key set unless included
+    with tp.library.include_keys("Tracer"):
+        y = tp.ops.disp_wrap.ident(x)
+        tp.neg(x)  # no Tracer kernel for neg: falls through to CPU
+    assert calls == ["Tracer"] and y.tolist() == [1.0, 1.0]
+    with tp.library.include_keys("Tracer"), tp.library.exclude_keys("Tracer"):
+        tp.ops.disp_wrap.ident(x)
+    assert calls == ["Tracer"]
+
+
+def test_explain_reports_keys_and_kernel_source():
+    x = tp.ones(2)
+    report = tp.explain(lambda: (x + 1).reshape(2, 1), quiet=True)
+    ops = [r.op for r in report]
+    assert ops[0] == "add" and "reshape" in ops and "view" in ops
+    add = report[0]
+    assert add.keys == "{CPU}" and add.ran == "CPU" and add.source.startswith("packages/p10/csrc/kernels/binary.cpp:")
+    reshape = next(r for r in report if r.op == "reshape")
+    view = next(r for r in report if r.op == "view")
+    assert reshape.ran == "CPU -> Composite" and view.depth == reshape.depth + 1
+    path, line = add.source.rsplit(":", 1)
+    repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+    src = open(os.path.join(repo, path)).read().splitlines()
+    assert '"add"' in src[int(line) - 1]
+    assert str(report).splitlines()[0].startswith("add")
+
+
+def test_trace_dispatch_env_prints(tmp_path):
+    code = "import tensorplay_p10 as tp; tp.ones(2) * 3"
+    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, "TP_TRACE_DISPATCH": "1"},
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "[dispatch] mul" in r.stderr and "binary.cpp" in r.stderr
+
+
+def test_ops_table():
+    entries = {d["name"]: d for d in tp.ops.list()}
+    assert {"add", "add_", "add.out", "view", "empty", "uniform_"} <= set(entries)
+    assert set(entries["add"]["kernels"]) == {"CPU", "Meta"}
+    assert entries["view"]["kernels"].keys() == {"AnyBackend"}
+    assert "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" == entries["add"]["schema"]
+    assert "add" in tp.ops.table()
