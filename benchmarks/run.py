@@ -1,0 +1,101 @@
+"""TensorPlay vs PyTorch on the same machine, in one process: `tools/dev bench` (JSON out).
+
+Each case runs the same Python callable shape for both frameworks: repeated timings after a warm-up, the
+median reported. PyTorch is used only when it is installed (it is never a dependency). Results go to
+benchmarks/out/<name>.json and are printed as a table with the TensorPlay/PyTorch throughput ratio
+(> 1 means TensorPlay is faster).
+
+    python benchmarks/run.py [--quick] [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from typing import Any, Callable
+
+import numpy as np
+
+import tensorplay as tp
+
+try:
+    import torch
+except ImportError:  # the comparison is optional
+    torch = None
+
+
+def timeit(fn: Callable[[], Any], inner: int, repeats: int) -> float:
+    """Median seconds per call over `repeats` runs of `inner` calls, after a warm-up run."""
+    fn()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        samples.append((time.perf_counter() - t0) / inner)
+    return statistics.median(samples)
+
+
+def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, str, int]]:
+    """(name, fn, work per call, unit, inner loop count) for one framework."""
+    tiny_a, tiny_b = lib.ones(1), lib.ones(1)
+    n1 = 1 << 20
+    n16 = 1 << 24 if not quick else 1 << 22
+    a1, b1 = lib.ones(n1), lib.ones(n1)
+    a16, b16 = lib.ones(n16), lib.ones(n16)
+    t = lib.ones(1024, 1024).t()
+    return [
+        ("add tiny (us/call)", lambda: tiny_a + tiny_b, 1e-6, "us", 2000),
+        ("add 1M float32 (GB/s)", lambda: a1 + b1, 3 * 4 * n1 / 1e9, "GB/s", 50),
+        (f"add {n16 >> 20}M out of place (GB/s)", lambda: a16 + b16, 3 * 4 * n16 / 1e9, "GB/s", 5),
+        (f"add_ {n16 >> 20}M in place (GB/s)", lambda: a16.add_(b16), 3 * 4 * n16 / 1e9, "GB/s", 5),
+        ("transposed 1024^2 contiguous copy (GB/s)", lambda: t.contiguous(), 2 * 4 * (1 << 20) / 1e9, "GB/s", 20),
+        ("randn 1M float32 (GB/s)", lambda: lib.randn(n1), 4 * n1 / 1e9, "GB/s", 10),
+    ]
+
+
+def run(quick: bool) -> dict:
+    repeats = 3 if quick else 7
+    results = []
+    torch_cases = cases(torch, quick) if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(tp.get_num_threads())
+    for i, (name, fn, work, unit, inner) in enumerate(cases(tp, quick)):
+        inner = max(1, inner // (4 if quick else 1))
+        sec = timeit(fn, inner, repeats)
+        row = {"case": name, "tensorplay_s": sec}
+        row["tensorplay"] = sec * 1e6 if unit == "us" else work / sec
+        if torch_cases is not None:
+            tsec = timeit(torch_cases[i][1], inner, repeats)
+            row["torch_s"] = tsec
+            row["torch"] = tsec * 1e6 if unit == "us" else work / tsec
+            row["ratio"] = tsec / sec  # throughput ratio, TensorPlay / PyTorch
+        results.append(row)
+        print(f"{name:<42} tensorplay {row['tensorplay']:10.3f}" +
+              (f"   torch {row['torch']:10.3f}   ratio {row['ratio']:5.2f}" if "torch" in row else ""))
+    return {
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": tp.get_num_threads()},
+        "torch_version": getattr(torch, "__version__", None),
+        "numpy_version": np.__version__,
+        "results": results,
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
+    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "core.json"))
+    args = p.parse_args()
+    report = run(args.quick)
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(report, f, indent=2)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""The main job of `tools/dev demo`, for now: a tour of TensorPlay's tensor core.
+
+It shows creation, arithmetic with broadcasting and type promotion, views that share memory, printing, the
+random generator, NumPy interop, and `tp.explain` — which kernel ran for each op, and in which file. (Training
+the README's TinyLM replaces this once the nn pillar lands.)
+"""
+
+import numpy as np
+
+import tensorplay as tp
+
+
+def section(title: str) -> None:
+    print(f"\n== {title} " + "=" * (70 - len(title)))
+
+
+section("creation")
+x = tp.tensor([[1.0, 2.0], [3.0, 4.0]])
+print("x =", x)
+print("tp.arange(6).reshape(2, 3) =", tp.arange(6).reshape(2, 3))
+print("tp.linspace(0, 1, 5) =", tp.linspace(0, 1, 5))
+print("tp.eye(3, dtype=tp.int32) =", tp.eye(3, dtype=tp.int32))
+
+section("arithmetic, broadcasting, promotion")
+print("x * 10 + tp.tensor([1., 2.]) =", x * 10 + tp.tensor([1.0, 2.0]))
+i = tp.tensor([1, 2, 3])
+print("int64 / 2 ->", i / 2, " (true division promotes to", (i / 2).dtype, ")")
+print("float16 + 1.0 stays", (tp.ones(2, dtype=tp.float16) + 1.0).dtype)
+
+section("views share memory")
+v = x.t()
+v[0, 1] = 100.0
+print("after x.t()[0, 1] = 100:  x =", x)
+print("strides of x and x.t():", x.stride(), v.stride(), " contiguous:", x.is_contiguous(), v.is_contiguous())
+
+section("printing like PyTorch")
+print(tp.arange(2000.0).reshape(40, 50) / 3)
+
+section("random numbers (PyTorch's CPU stream, bit for bit)")
+tp.manual_seed(0)
+print("tp.manual_seed(0); tp.rand(3) =", tp.rand(3))
+
+section("NumPy interop without copies")
+a = np.zeros(3, dtype=np.float32)
+t = tp.from_numpy(a)
+t += 1
+print("numpy array after t += 1 on tp.from_numpy(a):", a)
+
+section("tp.explain: what the dispatcher did")
+tp.explain(lambda: (x + 1).reshape(4) * 2)
+print("\nEvery op, with the keys that have kernels:  tp.ops.table()  (first lines)")
+print("\n".join(tp.ops.table().splitlines()[:6]))
