@@ -157,3 +157,18 @@ def test_non_contiguous_fill_and_meta():
     assert ((t.numpy() >= 0) & (t.numpy() < 1)).all()
     m = tp.empty(3, device="meta").normal_()
     assert m.device.type == "meta"
+
+
+def test_normal_with_tensor_mean_and_std():
+    g = tp.Generator().manual_seed(3)
+    mean, std = tp.arange(4.0), tp.tensor([1.0, 0.5, 2.0, 0.0])
+    got = tp.normal(mean, std, generator=g)
+    z = tp.randn(4, generator=tp.Generator().manual_seed(3))  # the same draws, scaled by hand
+    np.testing.assert_allclose(got.numpy(), z.numpy() * std.numpy() + mean.numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="std >= 0.0"):
+        tp.normal(mean, tp.tensor([-1.0, 1, 1, 1]))
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(11)
+    ref = torch.normal(torch.arange(20.0), torch.full((20,), 0.5))
+    out = tp.normal(tp.arange(20.0), tp.full((20,), 0.5), generator=tp.Generator().manual_seed(11))
+    assert out.numpy().tobytes() == ref.numpy().tobytes()

@@ -102,9 +102,18 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = 
 
 def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *, generator: Any = None,
            out: Tensor | None = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Normal samples: ``normal(mean, std, size)`` with float mean/std (tensor mean/std: see the op library)."""
+    """Normal samples: ``normal(mean, std, size)`` with numbers, or elementwise ``normal(mean_t, std_t)``.
+
+    With tensors, PyTorch draws standard normals of the broadcast shape and scales them (``z * std + mean``);
+    doing the same keeps the random stream identical.
+    """
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        raise NotImplementedError("normal() with tensor mean/std needs broadcasting ops from the CPU op library")
+        like = mean if isinstance(mean, Tensor) else std
+        shape = (like * 0 + (std * 0 if isinstance(std, Tensor) else 0)).shape
+        if isinstance(std, Tensor) and std.device.type == "cpu" and (std.__array__() < 0).any():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+        z = _sample(tuple(shape), "normal_", (0.0, 1.0), generator, dtype or like.dtype, like.device, False, out)
+        return _finish(z.mul_(std).add_(mean), requires_grad)
     if size is None:
         raise TypeError("normal() with float mean and std needs a size")
     return _sample(tuple(size), "normal_", (float(mean), float(std)), generator, dtype, device, requires_grad, out)
