@@ -4,7 +4,8 @@ Where it sits: ``Tensor.__repr__`` / ``Tensor.__str__`` in ``tensorplay_p10/_ten
 :func:`tensor_repr`; ``tp.set_printoptions`` / ``tp.get_printoptions`` are re-exported from here.
 Nothing else in the library depends on this module, and it depends on the tensor only through a small
 interface (``shape``, ``dim()``, ``numel()``, ``dtype``, ``device``, ``requires_grad``, ``grad_fn``,
-``numpy()``), so it can be read and tested on its own.
+``numpy()``, and ``detach()`` / ``cpu()`` / ``float()`` to reach a NumPy-readable tensor), so it can be read
+and tested on its own.
 
 The output matches PyTorch's character for character (with ``torch.`` spelled ``tensorplay.``), because
 learners compare the two side by side. The pipeline is:
@@ -257,7 +258,7 @@ def _nd_str(values: np.ndarray, cut: list[bool], indent: int, fmt: _Formatter | 
 def _host_values(t: Any) -> np.ndarray:
     """The tensor's values as a NumPy array on the host, in a dtype NumPy can format."""
     if t.requires_grad:
-        t = t.detach()  # numpy() refuses a tensor that requires grad (as in PyTorch); printing needs no history
+        t = t.detach()  # numpy() refuses a tensor that requires grad (as in PyTorch); no history is needed
     if t.device.type != "cpu":
         t = t.cpu()  # numpy() only reads host memory
     if str(t.dtype).endswith("bfloat16"):
