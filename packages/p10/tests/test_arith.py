@@ -32,6 +32,13 @@ def test_binary_layouts_and_broadcasting(op, ref):
         np.testing.assert_allclose(op(x, tp.tensor(col)).numpy(), ref(a, col), rtol=1e-6, err_msg=name)
 
 
+def test_broadcast_shapes():
+    assert tp.broadcast_shapes((2, 1, 4), (3, 1), ()) == (2, 3, 4)
+    assert repr(tp.broadcast_shapes((0,), (1,))) == "tensorplay.Size([0])"
+    with pytest.raises(RuntimeError, match="must match the size"):
+        tp.broadcast_shapes((2,), (3,))
+
+
 def test_size0_size1_and_scalars():
     assert (tp.zeros(0, 3) + tp.ones(3)).shape == (0, 3)
     assert (tp.zeros(1, 3) * tp.ones(2, 1)).shape == (2, 3)
@@ -118,6 +125,13 @@ def test_reflected_ops():
     assert (2 * x).tolist() == [2.0, 4.0, 8.0]
     assert (4 / x).tolist() == [4.0, 2.0, 1.0]
     assert (1 + x).tolist() == [2.0, 3.0, 5.0]
+    i = tp.tensor([1, 2, 4], dtype=tp.int32)
+    # the number is a wrapped number on the left too: it lifts the category but never widens the dtype
+    assert (2.5 / i).dtype is tp.float32 and (2.5 / i).tolist() == [2.5, 1.25, 0.625]
+    assert (10 - i).dtype is tp.int32 and (10 - i).tolist() == [9, 8, 6]
+    assert (1.5 - tp.ones(2, dtype=tp.float16)).dtype is tp.float16
+    with pytest.raises(RuntimeError, match="bool tensors is not supported"):
+        True - tp.tensor([True])
 
 
 @pytest.mark.parametrize("name", ["exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs", "neg"])

@@ -175,10 +175,7 @@ void *tensor_data_ptr(const TP_Tensor *t) { return impl(t)->data_ptr(); }
 int tensor_requires_grad(const TP_Tensor *t) { return impl(t)->requires_grad; }
 int tensor_set_requires_grad(TP_Tensor *t, int flag) {
   return guarded<int>(1, [&] {
-    TP_CHECK(!flag || is_floating(impl(t)->dtype) || is_complex(impl(t)->dtype), Runtime,
-             "only Tensors of floating point and complex dtype can require gradients, got ",
-             scalar_type_name(impl(t)->dtype));
-    impl(t)->requires_grad = flag != 0;
+    set_requires_grad(*impl(t), flag != 0);
     return 0;
   });
 }

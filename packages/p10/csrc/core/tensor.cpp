@@ -38,6 +38,12 @@ void *TensorImpl::data_ptr() const {
   return static_cast<char *>(storage->data) + storage_offset * itemsize();
 }
 
+void set_requires_grad(TensorImpl &t, bool flag) {
+  TP_CHECK(!flag || is_floating(t.dtype) || is_complex(t.dtype), Runtime,
+           "only Tensors of floating point and complex dtype can require gradients, got ", scalar_type_name(t.dtype));
+  t.requires_grad = flag;
+}
+
 int64_t Tensor::size(int64_t d) const { return impl_->sizes[wrap_dim(d, dim(), "size")]; }
 int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }
 

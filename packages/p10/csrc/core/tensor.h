@@ -83,6 +83,10 @@ class Tensor {
   Ref<TensorImpl> impl_;
 };
 
+// Set requires_grad; RuntimeError for dtypes that cannot carry gradients (PyTorch's rule). The one place the
+// check lives: the Python property and the C ABI both call it.
+void set_requires_grad(TensorImpl &t, bool flag);
+
 // --- construction -------------------------------------------------------------------------------------------
 Shape contiguous_strides(const Shape &sizes);
 int64_t shape_numel(const Shape &sizes);  // raises on negative sizes or int64 overflow

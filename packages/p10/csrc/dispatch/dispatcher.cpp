@@ -67,9 +67,6 @@ Operator &define_op(const std::string &schema_text, const std::string &defined_a
   reg.ops.push_back(std::move(op));
   reg.by_name[name] = p;
   reg.overloads[p->schema.base_name()].push_back(p);
-  if (!p->schema.overload.empty() && !reg.by_name.count(p->schema.base_name())) {
-    // "add" alone names the first overload, so lookups by base name work for single-overload ops.
-  }
   return *p;
 }
 

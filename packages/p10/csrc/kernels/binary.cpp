@@ -13,16 +13,9 @@
 
 namespace tp::p10 {
 
-// Build the iterator for an op's functional (out undefined), in-place (out == self) or out= form.
-static TensorIterator binary_iter(const char *op, const Tensor &self, const Tensor &other, const Tensor &out,
-                                  bool inplace, bool int_to_float = false) {
-  IterConfig cfg{.op = op, .int_to_float = int_to_float, .resize_out = !inplace};
-  return TensorIterator(cfg, out, {self, other});
-}
-
 static Tensor add_impl(const char *op, const Tensor &self, const Tensor &other, const Scalar &alpha,
                        const Tensor &out, bool inplace) {
-  TensorIterator it = binary_iter(op, self, other, out, inplace);
+  TensorIterator it = TensorIterator::binary(op, out, self, other, false, inplace);
   TP_CHECK(!(it.common_dtype() == ScalarType::Bool && !alpha.is_bool() && alpha.to_double() != 1), Runtime,
            op, ": Boolean alpha only supported for Boolean results.");
   TP_CHECK(!(is_integral(it.common_dtype(), true) && alpha.is_floating()), Runtime, op,
@@ -52,7 +45,7 @@ static Tensor sub_impl(const char *op, const Tensor &self, const Tensor &other, 
 }
 
 static Tensor mul_impl(const char *op, const Tensor &self, const Tensor &other, const Tensor &out, bool inplace) {
-  TensorIterator it = binary_iter(op, self, other, out, inplace);
+  TensorIterator it = TensorIterator::binary(op, out, self, other, false, inplace);
   TP_DISPATCH_ALL(it.common_dtype(), op, [&]<typename T>() {
     using M = opmath_t<T>;
     if constexpr (std::is_same_v<T, bool>) cpu_kernel2<T>(it, [](T a, T b) -> T { return a && b; });
@@ -73,7 +66,7 @@ static Tensor div_impl(const char *op, const Tensor &self, const Tensor &other, 
                        const Tensor &out, bool inplace) {
   TP_CHECK(!mode || *mode == "trunc" || *mode == "floor", Value, op,
            " expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
-  TensorIterator it = binary_iter(op, self, other, out, inplace, /*int_to_float=*/!mode);
+  TensorIterator it = TensorIterator::binary(op, out, self, other, /*int_to_float=*/!mode, inplace);
   ScalarType ct = it.common_dtype();
   if (!mode) {
     TP_DISPATCH_ALL(ct, op, [&]<typename T>() {

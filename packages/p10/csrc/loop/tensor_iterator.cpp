@@ -1,9 +1,7 @@
 // tensor_iterator.cpp — broadcasting, promotion, output allocation and stride set-up for elementwise ops.
 #include "loop/tensor_iterator.h"
 
-#include <cstring>
-
-#include "dispatch/value.h"
+#include "dispatch/kernel_box.h"
 
 namespace tp::p10 {
 
@@ -114,17 +112,7 @@ TensorIterator::TensorIterator(const IterConfig &cfg, Tensor out, std::vector<Te
 //   type, which keeps the number of template instantiations down.
 Tensor TensorIterator::finish() {
   if (!user_out_.defined()) return operands_[0];
-  if (!is_meta_) {
-    Tensor converted = cast_to(operands_[0], user_out_.dtype());
-    // user_out_ may be strided: copy element by element through a same-dtype iterator
-    TensorIterator it({.op = op_, .promote_inputs = false, .out_dtype = user_out_.dtype(),
-                       .compute_dtype = user_out_.dtype(), .resize_out = false},
-                      user_out_, {converted});
-    size_t sz = size_t(element_size(user_out_.dtype()));
-    it.for_each([sz](char **d, const int64_t *s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i) std::memcpy(d[0] + i * s[0], d[1] + i * s[1], sz);
-    });
-  }
+  if (!is_meta_) call_op(TP_OP("copy_"), user_out_, operands_[0]);  // casts and handles any layout in one pass
   return user_out_;
 }
 
@@ -133,8 +121,8 @@ TensorIterator TensorIterator::unary(const char *op, Tensor out, const Tensor &a
 }
 
 TensorIterator TensorIterator::binary(const char *op, Tensor out, const Tensor &a, const Tensor &b,
-                                      bool int_to_float) {
-  return TensorIterator({.op = op, .int_to_float = int_to_float}, std::move(out), {a, b});
+                                      bool int_to_float, bool inplace) {
+  return TensorIterator({.op = op, .int_to_float = int_to_float, .resize_out = !inplace}, std::move(out), {a, b});
 }
 
 void TensorIterator::compute_strides() {

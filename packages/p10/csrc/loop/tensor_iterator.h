@@ -50,8 +50,9 @@ class TensorIterator {
   // `out` may be undefined (allocate) or a tensor to write into.
   TensorIterator(const IterConfig &cfg, Tensor out, std::vector<Tensor> inputs);
   static TensorIterator unary(const char *op, Tensor out, const Tensor &a, bool int_to_float = false);
+  // `inplace`: out is self, so it keeps its shape (the inputs must broadcast to it).
   static TensorIterator binary(const char *op, Tensor out, const Tensor &a, const Tensor &b,
-                               bool int_to_float = false);
+                               bool int_to_float = false, bool inplace = false);
 
   const Tensor &output() const { return operands_[0]; }
   const Tensor &input(int i) const { return operands_[i + 1]; }
@@ -97,6 +98,14 @@ template <typename Loop> void TensorIterator::for_each(const Loop &loop) const {
   const int64_t inner = shape_[nd - 1];
   std::array<int64_t, kMaxOperands> inner_strides{};
   for (int k = 0; k < nt; ++k) inner_strides[k] = strides_[nd - 1][k];
+  if (nd == 1) {  // the common case after coalescing: one flat run per thread, no index bookkeeping
+    parallel_for(0, numel_, kGrainSize, [&](int64_t begin, int64_t end) {
+      std::array<char *, kMaxOperands> ptr{};
+      for (int k = 0; k < nt; ++k) ptr[k] = base[k] + begin * inner_strides[k];
+      loop(ptr.data(), inner_strides.data(), end - begin);
+    });
+    return;
+  }
   parallel_for(0, numel_, kGrainSize, [&](int64_t begin, int64_t end) {
     // Position of `begin` as a multi-index over the outer dims plus an offset into the innermost dim.
     std::vector<int64_t> idx(nd, 0);

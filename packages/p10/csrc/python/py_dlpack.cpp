@@ -89,7 +89,7 @@ template <typename M> void fill_dl(M *m, ExportCtx *ctx) {
   DLTensor &dl = m->dl_tensor;
   dl.data = t->storage->data;  // base pointer + byte_offset: consumers expect the allocation's start
   dl.byte_offset = uint64_t(t.storage_offset() * t.impl()->itemsize());
-  if (!dl.data) { dl.data = nullptr; dl.byte_offset = 0; }
+  if (!dl.data) dl.byte_offset = 0;  // an empty tensor has no allocation to be offset into
   Device dev = t.device();
   dl.device = {dev.type == DeviceType::CUDA ? kDLCUDA : kDLCPU, dev.index < 0 ? 0 : dev.index};
   dl.ndim = int32_t(t.dim());

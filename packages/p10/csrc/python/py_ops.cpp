@@ -250,15 +250,12 @@ struct OpPacket {
     std::string why, all_why;
     for (Operator *op : overloads) {
       if (bind_arguments(*op, args, kwargs, stack, why)) {
-        call_op_stack(*op, stack);
+        ::tp::p10::call(*op, stack);
         return results_to_python(*op, stack);
       }
       all_why += "\n * " + op->schema.text + "\n      (" + why + ")";
     }
     fail(ErrorKind::Type, name, "() received an invalid combination of arguments, expected one of:", all_why);
-  }
-  static void call_op_stack(const Operator &op, Stack &stack) {
-    ::tp::p10::call(op, stack);
   }
 };
 
@@ -366,6 +363,15 @@ void bind_ops(nb::module_ &m) {
     return results_to_python(*op, stack);
   });
 
+  m.def("_broadcast_shapes", [](std::vector<std::vector<int64_t>> shapes) {
+    Shape out;
+    for (const auto &s : shapes) out = broadcast_shapes(out, s, "broadcast_shapes");
+    return out;
+  });
+  m.def("_wrapped_number", [](nb::handle x) {
+    TP_CHECK(is_number(x), Type, "expected a Python number, got ", Py_TYPE(x.ptr())->tp_name);
+    return wrap(wrap_number(x));
+  });
   m.def("_result_type", [](nb::handle a, nb::handle b) {
     std::vector<Tensor> operands;
     for (nb::handle h : {a, b}) {

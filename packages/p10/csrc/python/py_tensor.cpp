@@ -156,11 +156,7 @@ void bind_tensor(nb::module_ &m) {
       .def("_bump_version", [](const PyTensor &p) { p.t.bump_version(); })
       .def_prop_ro("_is_wrapped_number", [](const PyTensor &p) { return p.t->is_wrapped_number; })
       .def_prop_ro("_requires_grad", [](const PyTensor &p) { return p.t->requires_grad; })
-      .def("_set_requires_grad", [](const PyTensor &p, bool flag) {
-             TP_CHECK(!flag || is_floating(p.t.dtype()) || is_complex(p.t.dtype()), Runtime,
-                      "only Tensors of floating point and complex dtype can require gradients");
-             p.t->requires_grad = flag;
-           })
+      .def("_set_requires_grad", [](const PyTensor &p, bool flag) { set_requires_grad(*p.t.impl(), flag); })
       .def("item", [](const PyTensor &p) { return item(p.t); })
       .def("_impl_id", [](const PyTensor &p) { return reinterpret_cast<uintptr_t>(p.t.impl()); });
 
@@ -175,7 +171,7 @@ void bind_tensor(nb::module_ &m) {
   });
   m.def("_make_subclass", [](nb::handle cls, nb::handle data, bool requires_grad) {
     nb::object obj = wrap_as(unwrap(data), cls);
-    if (requires_grad) nb::inst_ptr<PyTensor>(obj)->t->requires_grad = true;
+    if (requires_grad) set_requires_grad(*nb::inst_ptr<PyTensor>(obj)->t.impl(), true);
     return obj;
   });
 }

@@ -18,7 +18,7 @@ from ._dtype import (bfloat16, bool, can_cast, cdouble, cfloat, complex64, compl
                      float16, float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
                      promote_types, set_default_dtype, short, uint8)
 from ._device import device
-from ._tensor import Size, Tensor, chunk, flatten, movedim, split, unbind, unflatten
+from ._tensor import Size, Tensor, broadcast_shapes, chunk, flatten, movedim, split, unbind, unflatten
 from ._factories import (arange, as_tensor, empty, empty_like, empty_strided, eye, from_dlpack, from_numpy, full,
                          full_like, linspace, logspace, ones, ones_like, tensor, zeros, zeros_like)
 from ._tensor_str import get_printoptions, set_printoptions

@@ -141,12 +141,6 @@ def as_tensor(data: Any, dtype: D.dtype | None = None, device: Any = None) -> Te
     return tensor(data, dtype=dtype, device=device)
 
 
-def _wrapped(x: Any, like: Tensor) -> Tensor:
-    """A Python number as a 0-d tensor on ``like``'s device (for reflected operators)."""
-    return _op("scalar_tensor")(x, device=like.device).to(
-        _infer_dtype(x) if not isinstance(x, float) else D.float64)
-
-
 def empty(*size: Any, out: Tensor | None = None, dtype: D.dtype | None = None, device: Any = None,
           requires_grad: bool = False, pin_memory: bool = False, memory_format: Any = None) -> Tensor:
     """An uninitialised tensor of the given shape."""

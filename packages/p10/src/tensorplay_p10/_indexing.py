@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-_ELLIPSIS = type(...)
-
-
 def _expand_index(t: Any, index: Any) -> list[Any]:
     items = list(index) if isinstance(index, tuple) else [index]
     for it in items:
@@ -20,24 +17,26 @@ def _expand_index(t: Any, index: Any) -> list[Any]:
             raise NotImplementedError(
                 f"indexing with {type(it).__name__} (advanced indexing) is not supported yet; "
                 "use ints, slices, None and ...")
-    if sum(1 for it in items if it is Ellipsis) > 1:
+    ellipses = [i for i, it in enumerate(items) if it is Ellipsis]
+    if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     consumed = sum(1 for it in items if it is not None and it is not Ellipsis)
     if consumed > t.dim():
         raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
-    if Ellipsis in [i for i in items if i is Ellipsis]:
-        pos = next(i for i, it in enumerate(items) if it is Ellipsis)
-        items[pos:pos + 1] = [slice(None)] * (t.dim() - consumed)
+    if ellipses:
+        items[ellipses[0]:ellipses[0] + 1] = [slice(None)] * (t.dim() - consumed)
     return items
 
 
 def _is_int(x: Any) -> bool:
+    from . import _dtype as D
     from ._tensor import Tensor
     if isinstance(x, bool):
         return False
     if isinstance(x, int):
         return True
-    return isinstance(x, Tensor) and x.dim() == 0 and not x.dtype.is_floating_point and x.dtype.__repr__() != "tensorplay.bool"
+    return (isinstance(x, Tensor) and x.dim() == 0 and not (x.dtype.is_floating_point or x.dtype.is_complex)
+            and x.dtype is not D.bool)
 
 
 def getitem(t: Any, index: Any) -> Any:

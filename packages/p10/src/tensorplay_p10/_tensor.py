@@ -195,8 +195,9 @@ class Tensor(_C.TensorBase):
             self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
-        """A tensor sharing this one's data, cut out of the autograd graph."""
-        return _op("alias")(self) if not self._requires_grad else _detached(self)
+        """A tensor sharing this one's data, cut out of the autograd graph (a fresh alias never requires grad)."""
+        eng = _autograd_hooks.engine()
+        return eng.detach(self) if eng is not None else _op("alias")(self)
 
     # ---- shape and views ----------------------------------------------------------------------------
     def view(self, *shape: Any) -> Tensor:
@@ -221,9 +222,6 @@ class Tensor(_C.TensorBase):
 
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other.shape)
-
-    def repeat_interleave(self, *a: Any, **k: Any) -> Tensor:
-        raise NotImplementedError("repeat_interleave is part of the CPU op library (not implemented yet)")
 
     def squeeze(self, dim: Any = None) -> Tensor:
         return _op("squeeze")(self, dim)
@@ -407,7 +405,7 @@ class Tensor(_C.TensorBase):
         return _sub(self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _add(_op("neg")(self), other)
+        return _sub(_C._wrapped_number(other), self)
 
     def __isub__(self, other: Any) -> Tensor:
         return _sub_(self, other)
@@ -425,8 +423,7 @@ class Tensor(_C.TensorBase):
         return _div(self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        from ._factories import _wrapped
-        return _div(_wrapped(other, self), self)
+        return _div(_C._wrapped_number(other), self)
 
     def __itruediv__(self, other: Any) -> Tensor:
         return _div_(self, other)
@@ -534,16 +531,6 @@ class Tensor(_C.TensorBase):
         return _op("multinomial")(self, num_samples, replacement, generator=generator)
 
 
-def _detached(t: Tensor) -> Tensor:
-    """Alias of t that does not require grad (the engine may refine this)."""
-    eng = _autograd_hooks.engine()
-    if eng is not None:
-        return eng.detach(t)
-    out = _op("alias")(t)
-    out._set_requires_grad(False)
-    return out
-
-
 _TYPE_NAMES = {
     D.bool: "BoolTensor", D.uint8: "ByteTensor", D.int8: "CharTensor", D.int16: "ShortTensor",
     D.int32: "IntTensor", D.int64: "LongTensor", D.float16: "HalfTensor", D.bfloat16: "BFloat16Tensor",
@@ -631,6 +618,11 @@ def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """All slices along ``dim``, as views."""
     d = _wrap(dim, input.dim(), "unbind")
     return tuple(input.select(d, i) for i in range(input.shape[d]))
+
+
+def broadcast_shapes(*shapes: Sequence[int]) -> Size:
+    """The shape NumPy-style broadcasting gives ``shapes`` (RuntimeError naming both when they clash)."""
+    return Size(_C._broadcast_shapes([list(s) for s in shapes]))
 
 
 def _wrap(dim: int, n: int, op: str) -> int:

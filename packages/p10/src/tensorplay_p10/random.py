@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence
 from . import _C
 from . import _dtype as D
 from ._factories import _finish, empty
-from ._tensor import Tensor, _op, _shape_args
+from ._tensor import Tensor, _op, _shape_args, broadcast_shapes
 
 Generator = _C.Generator
 default_generator = _C.default_generator
@@ -109,7 +109,7 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
     """
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         like = mean if isinstance(mean, Tensor) else std
-        shape = (like * 0 + (std * 0 if isinstance(std, Tensor) else 0)).shape
+        shape = broadcast_shapes(*(x.shape for x in (mean, std) if isinstance(x, Tensor)))
         if isinstance(std, Tensor) and std.device.type == "cpu" and (std.__array__() < 0).any():
             raise RuntimeError("normal expects all elements of std >= 0.0")
         z = _sample(tuple(shape), "normal_", (0.0, 1.0), generator, dtype or like.dtype, like.device, False, out)
