@@ -16,7 +16,8 @@ import os
 import platform
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,13 @@ def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, st
         ("add 1M float32 (GB/s)", lambda: a1 + b1, 3 * 4 * n1 / 1e9, "GB/s", 50),
         (f"add {n16 >> 20}M out of place (GB/s)", lambda: a16 + b16, 3 * 4 * n16 / 1e9, "GB/s", 5),
         (f"add_ {n16 >> 20}M in place (GB/s)", lambda: a16.add_(b16), 3 * 4 * n16 / 1e9, "GB/s", 5),
-        ("transposed 1024^2 contiguous copy (GB/s)", lambda: t.contiguous(), 2 * 4 * (1 << 20) / 1e9, "GB/s", 20),
+        (
+            "transposed 1024^2 contiguous copy (GB/s)",
+            lambda: t.contiguous(),
+            2 * 4 * (1 << 20) / 1e9,
+            "GB/s",
+            20,
+        ),
         ("randn 1M float32 (GB/s)", lambda: lib.randn(n1), 4 * n1 / 1e9, "GB/s", 10),
     ]
 
@@ -75,8 +82,10 @@ def run(quick: bool) -> dict:
             row["torch"] = tsec * 1e6 if unit == "us" else work / tsec
             row["ratio"] = tsec / sec  # throughput ratio, TensorPlay / PyTorch
         results.append(row)
-        print(f"{name:<42} tensorplay {row['tensorplay']:10.3f}" +
-              (f"   torch {row['torch']:10.3f}   ratio {row['ratio']:5.2f}" if "torch" in row else ""))
+        print(
+            f"{name:<42} tensorplay {row['tensorplay']:10.3f}"
+            + (f"   torch {row['torch']:10.3f}   ratio {row['ratio']:5.2f}" if "torch" in row else "")
+        )
     return {
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": tp.get_num_threads()},
         "torch_version": getattr(torch, "__version__", None),

@@ -19,10 +19,15 @@ def layouts(shape):
     yield "strided", tp.tensor(big)[::2], a
 
 
-@pytest.mark.parametrize("op,ref", [
-    (lambda x, y: x + y, np.add), (lambda x, y: x - y, np.subtract),
-    (lambda x, y: x * y, np.multiply), (lambda x, y: x / y, np.divide),
-])
+@pytest.mark.parametrize(
+    "op,ref",
+    [
+        (lambda x, y: x + y, np.add),
+        (lambda x, y: x - y, np.subtract),
+        (lambda x, y: x * y, np.multiply),
+        (lambda x, y: x / y, np.divide),
+    ],
+)
 def test_binary_layouts_and_broadcasting(op, ref):
     for name, x, a in layouts((3, 4)):
         b = rng.standard_normal((4,)).astype(np.float32) + 3

@@ -1,4 +1,4 @@
-"""The dispatcher: op definition from Python, kernels per key, fallthrough, Composite, errors, explain, tp.ops."""
+"""The dispatcher: Python-defined ops, kernels per key, fallthrough, Composite, errors, explain, tp.ops."""
 
 import os
 import subprocess
@@ -85,7 +85,11 @@ def test_explain_reports_keys_and_kernel_source():
     ops = [r.op for r in report]
     assert ops[0] == "add" and "reshape" in ops and "view" in ops
     add = report[0]
-    assert add.keys == "{CPU}" and add.ran == "CPU" and add.source.startswith("packages/p10/csrc/kernels/binary.cpp:")
+    assert (
+        add.keys == "{CPU}"
+        and add.ran == "CPU"
+        and add.source.startswith("packages/p10/csrc/kernels/binary.cpp:")
+    )
     reshape = next(r for r in report if r.op == "reshape")
     view = next(r for r in report if r.op == "view")
     assert reshape.ran == "CPU -> Composite" and view.depth == reshape.depth + 1
@@ -98,8 +102,13 @@ def test_explain_reports_keys_and_kernel_source():
 
 def test_trace_dispatch_env_prints(tmp_path):
     code = "import tensorplay_p10 as tp; tp.ones(2) * 3"
-    r = subprocess.run([sys.executable, "-c", code], env={**os.environ, "TP_TRACE_DISPATCH": "1"},
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "TP_TRACE_DISPATCH": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert "[dispatch] mul" in r.stderr and "binary.cpp" in r.stderr
 

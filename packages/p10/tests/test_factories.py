@@ -1,4 +1,4 @@
-"""Tensor creation: tp.tensor, Tensor(...), zeros/ones/full/empty, arange/linspace/logspace/eye, *_like, out=."""
+"""Tensor creation: tp.tensor, Tensor(...), zeros/ones/full/empty, arange/linspace/logspace/eye, out=."""
 
 import numpy as np
 import pytest
@@ -73,8 +73,12 @@ def test_arange_errors():
 
 @pytest.mark.parametrize("steps", [0, 1, 2, 5, 100])
 def test_linspace_logspace(steps):
-    np.testing.assert_allclose(tp.linspace(-1, 3, steps).numpy(), np.linspace(-1, 3, steps), rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(tp.logspace(0, 2, steps, dtype=tp.float64).numpy(), np.logspace(0, 2, steps), rtol=1e-12)
+    np.testing.assert_allclose(
+        tp.linspace(-1, 3, steps).numpy(), np.linspace(-1, 3, steps), rtol=1e-6, atol=1e-7
+    )
+    np.testing.assert_allclose(
+        tp.logspace(0, 2, steps, dtype=tp.float64).numpy(), np.logspace(0, 2, steps), rtol=1e-12
+    )
     if steps > 1:  # both endpoints are exact
         t = tp.linspace(0.1, 0.7, steps, dtype=tp.float64).numpy()
         assert t[0] == 0.1 and t[-1] == 0.7

@@ -20,7 +20,17 @@ def test_from_numpy_strided_and_dtypes():
     a = np.arange(12, dtype=np.int16).reshape(3, 4)[:, ::2]
     t = tp.from_numpy(a)
     assert t.stride() == (4, 2) and t.tolist() == a.tolist()
-    for dt in (np.bool_, np.uint8, np.int8, np.int32, np.int64, np.float16, np.float64, np.complex64, np.complex128):
+    for dt in (
+        np.bool_,
+        np.uint8,
+        np.int8,
+        np.int32,
+        np.int64,
+        np.float16,
+        np.float64,
+        np.complex64,
+        np.complex128,
+    ):
         arr = np.ones(3, dtype=dt)
         assert tp.from_numpy(arr).numpy().dtype == arr.dtype
     with pytest.raises(TypeError, match="can't convert"):

@@ -1,7 +1,8 @@
 """The CPU generator reproduces PyTorch's random streams bit for bit.
 
-Reference values were recorded from PyTorch 2.13 by tools/record_rng_reference.py into data/rng_reference.json
-(raw little-endian bytes of every output plus the generator state after each call), so this test needs no torch.
+Reference values were recorded from PyTorch 2.13 by tools/record_rng_reference.py into
+data/rng_reference.json (raw little-endian bytes of every output plus the generator state after each call), so
+this test needs no torch.
 Each case seeds a fresh generator and replays a sequence of calls through the public tensorplay API.
 """
 
@@ -15,8 +16,21 @@ import pytest
 import tensorplay_p10 as tp
 
 DATA = json.load(open(os.path.join(os.path.dirname(__file__), "data", "rng_reference.json")))
-DT = {name: getattr(tp, name) for name in ("bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-                                           "float32", "float64")}
+DT = {
+    name: getattr(tp, name)
+    for name in (
+        "bool",
+        "uint8",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+    )
+}
 
 
 def from_hex(entry):
@@ -60,7 +74,7 @@ def run(g, c):
         return tp.randint(a[0], a[1], size, dtype=dt, generator=g)
     if op == "random_":
         t = tp.empty(*size, dtype=dt)
-        return t.random_(-2 ** 63, None, generator=g) if a else t.random_(generator=g)
+        return t.random_(-(2**63), None, generator=g) if a else t.random_(generator=g)
     if op == "randperm":
         return tp.randperm(a[0], generator=g)
     if op == "bernoulli":
@@ -109,7 +123,9 @@ def test_default_generator_state_and_round_trip():
         for c in s["after"]:
             run(g, c)
         assert raw_bytes(g.get_state()).hex() == s["state_hex"]
-        g2 = tp.Generator().set_state(tp.from_numpy(np.frombuffer(bytes.fromhex(s["state_hex"]), np.uint8).copy()))
+        g2 = tp.Generator().set_state(
+            tp.from_numpy(np.frombuffer(bytes.fromhex(s["state_hex"]), np.uint8).copy())
+        )
         assert raw_bytes(g2.get_state()).hex() == s["state_hex"]
 
 

@@ -14,37 +14,42 @@ def base():
     return tp.arange(24.0).reshape(2, 3, 4), np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
 
 
-@pytest.mark.parametrize("fn_tp,fn_np", [
-    (lambda t: t.transpose(0, 2), lambda a: a.transpose(2, 1, 0)),
-    (lambda t: t.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1)),
-    (lambda t: t[1], lambda a: a[1]),
-    (lambda t: t[:, 1:, ::2], lambda a: a[:, 1:, ::2]),
-    (lambda t: t[..., -1], lambda a: a[..., -1]),
-    (lambda t: t[None, 0, :, None], lambda a: a[None, 0, :, None]),
-    (lambda t: t[:, -2:-1], lambda a: a[:, -2:-1]),
-    (lambda t: t[:, 5:], lambda a: a[:, 5:]),
-    (lambda t: t.narrow(2, 1, 2), lambda a: a[:, :, 1:3]),
-    (lambda t: t.select(1, -1), lambda a: a[:, -1]),
-    (lambda t: t.unsqueeze(1), lambda a: a[:, None]),
-    (lambda t: t[:, :1].squeeze(), lambda a: a[:, :1].squeeze()),
-    (lambda t: t[:, :1].squeeze(1), lambda a: a[:, :1].squeeze(1)),
-    (lambda t: t.view(6, 4), lambda a: a.reshape(6, 4)),
-    (lambda t: t.view(-1), lambda a: a.reshape(-1)),
-    (lambda t: t.reshape(4, -1), lambda a: a.reshape(4, -1)),
-    (lambda t: t[0].t(), lambda a: a[0].T),
-    (lambda t: t.T, lambda a: a.T),
-    (lambda t: t.mT, lambda a: np.swapaxes(a, -1, -2)),
-    (lambda t: t[:, :, :1].expand(2, 3, 5), lambda a: np.broadcast_to(a[:, :, :1], (2, 3, 5))),
-    (lambda t: t.diagonal(0, 1, 2), lambda a: np.diagonal(a, 0, 1, 2)),
-    (lambda t: t.diagonal(1, 1, 2), lambda a: np.diagonal(a, 1, 1, 2)),
-    (lambda t: t.diagonal(-1, 1, 2), lambda a: np.diagonal(a, -1, 1, 2)),
-    (lambda t: t.flatten(1), lambda a: a.reshape(2, 12)),
-    (lambda t: t.unflatten(2, (2, 2)), lambda a: a.reshape(2, 3, 2, 2)),
-    (lambda t: t.movedim(0, -1), lambda a: np.moveaxis(a, 0, -1)),
-    (lambda t: t.unfold(2, 2, 1), lambda a: np.lib.stride_tricks.sliding_window_view(a, 2, axis=2)),
-    (lambda t: t.as_strided((3, 3), (1, 4), 2), lambda a: np.lib.stride_tricks.as_strided(
-        a.reshape(-1)[2:], (3, 3), (4, 16))),
-])
+@pytest.mark.parametrize(
+    "fn_tp,fn_np",
+    [
+        (lambda t: t.transpose(0, 2), lambda a: a.transpose(2, 1, 0)),
+        (lambda t: t.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1)),
+        (lambda t: t[1], lambda a: a[1]),
+        (lambda t: t[:, 1:, ::2], lambda a: a[:, 1:, ::2]),
+        (lambda t: t[..., -1], lambda a: a[..., -1]),
+        (lambda t: t[None, 0, :, None], lambda a: a[None, 0, :, None]),
+        (lambda t: t[:, -2:-1], lambda a: a[:, -2:-1]),
+        (lambda t: t[:, 5:], lambda a: a[:, 5:]),
+        (lambda t: t.narrow(2, 1, 2), lambda a: a[:, :, 1:3]),
+        (lambda t: t.select(1, -1), lambda a: a[:, -1]),
+        (lambda t: t.unsqueeze(1), lambda a: a[:, None]),
+        (lambda t: t[:, :1].squeeze(), lambda a: a[:, :1].squeeze()),
+        (lambda t: t[:, :1].squeeze(1), lambda a: a[:, :1].squeeze(1)),
+        (lambda t: t.view(6, 4), lambda a: a.reshape(6, 4)),
+        (lambda t: t.view(-1), lambda a: a.reshape(-1)),
+        (lambda t: t.reshape(4, -1), lambda a: a.reshape(4, -1)),
+        (lambda t: t[0].t(), lambda a: a[0].T),
+        (lambda t: t.T, lambda a: a.T),
+        (lambda t: t.mT, lambda a: np.swapaxes(a, -1, -2)),
+        (lambda t: t[:, :, :1].expand(2, 3, 5), lambda a: np.broadcast_to(a[:, :, :1], (2, 3, 5))),
+        (lambda t: t.diagonal(0, 1, 2), lambda a: np.diagonal(a, 0, 1, 2)),
+        (lambda t: t.diagonal(1, 1, 2), lambda a: np.diagonal(a, 1, 1, 2)),
+        (lambda t: t.diagonal(-1, 1, 2), lambda a: np.diagonal(a, -1, 1, 2)),
+        (lambda t: t.flatten(1), lambda a: a.reshape(2, 12)),
+        (lambda t: t.unflatten(2, (2, 2)), lambda a: a.reshape(2, 3, 2, 2)),
+        (lambda t: t.movedim(0, -1), lambda a: np.moveaxis(a, 0, -1)),
+        (lambda t: t.unfold(2, 2, 1), lambda a: np.lib.stride_tricks.sliding_window_view(a, 2, axis=2)),
+        (
+            lambda t: t.as_strided((3, 3), (1, 4), 2),
+            lambda a: np.lib.stride_tricks.as_strided(a.reshape(-1)[2:], (3, 3), (4, 16)),
+        ),
+    ],
+)
 def test_view_matches_numpy(fn_tp, fn_np):
     t, a = base()
     v, r = fn_tp(t), fn_np(a)
@@ -152,7 +157,9 @@ def test_to_and_type():
     assert t.to(tp.float32) is t
     assert t.to(tp.float32, copy=True) is not t
     assert t.to(tp.int64).tolist() == [1, -2]
-    assert t.double().dtype is tp.float64 and t.half().dtype is tp.float16 and t.bool().tolist() == [True, True]
+    assert (
+        t.double().dtype is tp.float64 and t.half().dtype is tp.float16 and t.bool().tolist() == [True, True]
+    )
     assert t.type() == "tensorplay.FloatTensor"
     assert t.type(tp.int32).dtype is tp.int32
     m = t.to("meta")

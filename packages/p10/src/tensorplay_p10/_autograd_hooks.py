@@ -26,5 +26,6 @@ def require_engine(what: str) -> Any:
     if _engine is None:
         raise RuntimeError(
             f"{what} needs the autograd engine, which lives in the tensorplay-tpx package: "
-            "`pip install tensorplay-tpx` (or the whole `tensorplay`) and `import tensorplay_tpx`.")
+            "`pip install tensorplay-tpx` (or the whole `tensorplay`) and `import tensorplay_tpx`."
+        )
     return _engine

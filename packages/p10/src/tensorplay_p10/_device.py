@@ -16,7 +16,7 @@ _TYPES = ("cpu", "cuda", "meta", "privateuseone")
 
 
 class device:
-    """A device type and an optional index: ``device("cuda", 0)``, ``device("cuda:0")`` or ``device(other)``."""
+    """A device type and an optional index: ``device("cuda", 0)``, ``device("cuda:0")``, ``device(other)``."""
 
     __slots__ = ("type", "index")
 
@@ -31,7 +31,8 @@ class device:
         name, sep, idx = type.partition(":")
         if name not in _TYPES:
             raise RuntimeError(
-                f"Expected one of {', '.join(_TYPES)} device type at start of device string: {type}")
+                f"Expected one of {', '.join(_TYPES)} device type at start of device string: {type}"
+            )
         if sep:
             if index is not None:
                 raise RuntimeError(f"device(): type (string) '{type}' already has an index")
@@ -45,7 +46,11 @@ class device:
         self.type, self.index = name, index
 
     def __repr__(self) -> str:
-        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', index={self.index})"
+        return (
+            f"device(type='{self.type}')"
+            if self.index is None
+            else f"device(type='{self.type}', index={self.index})"
+        )
 
     def __str__(self) -> str:
         return self.type if self.index is None else f"{self.type}:{self.index}"

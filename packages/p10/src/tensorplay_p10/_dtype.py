@@ -48,9 +48,18 @@ class dtype:
 
 
 _SPECS = [
-    ("bool", 1, "b"), ("uint8", 1, "u"), ("int8", 1, "i"), ("int16", 2, "i"), ("int32", 4, "i"), ("int64", 8, "i"),
-    ("float16", 2, "f"), ("bfloat16", 2, "f"), ("float32", 4, "f"), ("float64", 8, "f"),
-    ("complex64", 8, "c"), ("complex128", 16, "c"),
+    ("bool", 1, "b"),
+    ("uint8", 1, "u"),
+    ("int8", 1, "i"),
+    ("int16", 2, "i"),
+    ("int32", 4, "i"),
+    ("int64", 8, "i"),
+    ("float16", 2, "f"),
+    ("bfloat16", 2, "f"),
+    ("float32", 4, "f"),
+    ("float64", 8, "f"),
+    ("complex64", 8, "c"),
+    ("complex128", 16, "c"),
 ]
 _ALL = [dtype(i, n, s, k) for i, (n, s, k) in enumerate(_SPECS)]
 (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128) = _ALL
@@ -60,8 +69,16 @@ cfloat, cdouble, chalf = complex64, complex128, None
 _C._register_dtypes(_ALL)
 
 _NUMPY = {
-    bool: np.bool_, uint8: np.uint8, int8: np.int8, int16: np.int16, int32: np.int32, int64: np.int64,
-    float16: np.float16, float32: np.float32, float64: np.float64, complex64: np.complex64,
+    bool: np.bool_,
+    uint8: np.uint8,
+    int8: np.int8,
+    int16: np.int16,
+    int32: np.int32,
+    int64: np.int64,
+    float16: np.float16,
+    float32: np.float32,
+    float64: np.float64,
+    complex64: np.complex64,
     complex128: np.complex128,
 }
 _FROM_NUMPY = {np.dtype(v): k for k, v in _NUMPY.items()}
@@ -73,7 +90,9 @@ _PYTORCH_NAMES = {"bfloat16": "BFloat16"}
 def to_numpy_dtype(dt: dtype) -> Any:
     """The NumPy dtype of a tensorplay dtype (bfloat16 has none: TypeError)."""
     if dt not in _NUMPY:
-        raise TypeError(f"Got unsupported ScalarType {_PYTORCH_NAMES.get(dt._name, dt._name)}: NumPy has no such dtype")
+        raise TypeError(
+            f"Got unsupported ScalarType {_PYTORCH_NAMES.get(dt._name, dt._name)}: NumPy has no such dtype"
+        )
     return _NUMPY[dt]
 
 
@@ -135,8 +154,10 @@ class finfo:
         self.dtype = dt._name
 
     def __repr__(self) -> str:
-        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
-                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+        return (
+            f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+            f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})"
+        )
 
 
 class iinfo:

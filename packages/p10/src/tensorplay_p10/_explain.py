@@ -1,7 +1,7 @@
 """``tp.explain(fn, *args)``: watch the dispatcher work.
 
 For every op call made while ``fn`` runs, it records the dispatch key set the call computed, the kernel slot
-that ran, and the kernel's source location (``file:line``) — so a learner can open the file and read it. Nested
+that ran, and the kernel's source location (``file:line``), so a learner can open the file and read it. Nested
 calls (an op whose kernel calls other ops) are indented. ``TP_TRACE_DISPATCH=1`` prints the same lines to
 stderr as they happen, for a whole program.
 
@@ -14,17 +14,18 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from . import _C
 
 
 class DispatchRecord(NamedTuple):
-    op: str          # "add"
-    keys: str        # the key set the call dispatched on, highest first: "{Autograd, CPU}"
-    ran: str         # the key whose slot ran, e.g. "CPU" or "Autograd -> Composite"
-    source: str      # the kernel's file:line
-    depth: int       # nesting: 0 for calls made by fn itself
+    op: str  # "add"
+    keys: str  # the key set the call dispatched on, highest first: "{Autograd, CPU}"
+    ran: str  # the key whose slot ran, e.g. "CPU" or "Autograd -> Composite"
+    source: str  # the kernel's file:line
+    depth: int  # nesting: 0 for calls made by fn itself
 
 
 class Explanation(list):
@@ -36,7 +37,9 @@ class Explanation(list):
         if not self:
             return "(no op reached the dispatcher)"
         width = max(len("  " * r.depth + r.op) for r in self) + 2
-        return "\n".join(f"{'  ' * r.depth + r.op:<{width}}keys={r.keys}  ran={r.ran}  at {r.source}" for r in self)
+        return "\n".join(
+            f"{'  ' * r.depth + r.op:<{width}}keys={r.keys}  ran={r.ran}  at {r.source}" for r in self
+        )
 
 
 def explain(fn: Callable[..., Any], *args: Any, quiet: bool = False, **kwargs: Any) -> Explanation:

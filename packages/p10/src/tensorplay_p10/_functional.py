@@ -29,25 +29,33 @@ def _unary(name: str):
     def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
         r = ops.call(name, input)
         return r if out is None else out.copy_(r)
+
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` (see ``tp.ops.info('{name}')`` for its kernels)."
     return fn
 
 
-neg, abs, exp, log, sqrt, sin, cos, tanh, sigmoid = (_unary(n) for n in
-                                                     ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid"))
+neg, abs, exp, log, sqrt, sin, cos, tanh, sigmoid = (
+    _unary(n) for n in ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid")
+)
 
 
 def add(input: Tensor, other: object, *, alpha: object = 1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other`` with broadcasting and type promotion."""
-    return ops.call("add", input, other, alpha=alpha) if out is None else ops.call("add.out", input, other,
-                                                                                     alpha=alpha, out=out)
+    return (
+        ops.call("add", input, other, alpha=alpha)
+        if out is None
+        else ops.call("add.out", input, other, alpha=alpha, out=out)
+    )
 
 
 def sub(input: Tensor, other: object, *, alpha: object = 1, out: Tensor | None = None) -> Tensor:
     """``input - alpha * other``."""
-    return ops.call("sub", input, other, alpha=alpha) if out is None else ops.call("sub.out", input, other,
-                                                                                     alpha=alpha, out=out)
+    return (
+        ops.call("sub", input, other, alpha=alpha)
+        if out is None
+        else ops.call("sub.out", input, other, alpha=alpha, out=out)
+    )
 
 
 def mul(input: Tensor, other: object, *, out: Tensor | None = None) -> Tensor:
@@ -55,7 +63,9 @@ def mul(input: Tensor, other: object, *, out: Tensor | None = None) -> Tensor:
     return ops.call("mul", input, other) if out is None else ops.call("mul.out", input, other, out=out)
 
 
-def div(input: Tensor, other: object, *, rounding_mode: str | None = None, out: Tensor | None = None) -> Tensor:
+def div(
+    input: Tensor, other: object, *, rounding_mode: str | None = None, out: Tensor | None = None
+) -> Tensor:
     """``input / other`` (true division), or rounded with ``rounding_mode="trunc"|"floor"``."""
     if out is None:
         return ops.call("div", input, other, rounding_mode=rounding_mode)

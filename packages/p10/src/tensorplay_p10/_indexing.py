@@ -1,14 +1,15 @@
 """Basic indexing: ``x[1, ::2, None, ...]`` as a chain of views, and ``x[...] = value`` through them.
 
-Where it sits: ``Tensor.__getitem__``/``__setitem__`` call these. Each index element becomes one primitive view
-op (``select`` for an int, ``slice`` for a slice, ``unsqueeze`` for ``None``), so indexing is just dispatcher
-calls and works on every backend. Indexing with tensors or lists (advanced indexing) belongs to the CPU op
-library and raises ``NotImplementedError`` until it lands.
+Where it sits: ``Tensor.__getitem__``/``__setitem__`` call these. Each index element becomes one primitive
+view op (``select`` for an int, ``slice`` for a slice, ``unsqueeze`` for ``None``), so indexing is just
+dispatcher calls and works on every backend. Indexing with tensors or lists (advanced indexing) belongs to
+the CPU op library and raises ``NotImplementedError`` until it lands.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
 
 def _expand_index(t: Any, index: Any) -> list[Any]:
     items = list(index) if isinstance(index, tuple) else [index]
@@ -16,7 +17,8 @@ def _expand_index(t: Any, index: Any) -> list[Any]:
         if not (it is None or it is Ellipsis or isinstance(it, slice) or _is_int(it)):
             raise NotImplementedError(
                 f"indexing with {type(it).__name__} (advanced indexing) is not supported yet; "
-                "use ints, slices, None and ...")
+                "use ints, slices, None and ..."
+            )
     ellipses = [i for i, it in enumerate(items) if it is Ellipsis]
     if len(ellipses) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
@@ -24,23 +26,29 @@ def _expand_index(t: Any, index: Any) -> list[Any]:
     if consumed > t.dim():
         raise IndexError(f"too many indices for tensor of dimension {t.dim()}")
     if ellipses:
-        items[ellipses[0]:ellipses[0] + 1] = [slice(None)] * (t.dim() - consumed)
+        items[ellipses[0] : ellipses[0] + 1] = [slice(None)] * (t.dim() - consumed)
     return items
 
 
 def _is_int(x: Any) -> bool:
     from . import _dtype as D
     from ._tensor import Tensor
+
     if isinstance(x, bool):
         return False
     if isinstance(x, int):
         return True
-    return (isinstance(x, Tensor) and x.dim() == 0 and not (x.dtype.is_floating_point or x.dtype.is_complex)
-            and x.dtype is not D.bool)
+    return (
+        isinstance(x, Tensor)
+        and x.dim() == 0
+        and not (x.dtype.is_floating_point or x.dtype.is_complex)
+        and x.dtype is not D.bool
+    )
 
 
 def getitem(t: Any, index: Any) -> Any:
     from ._tensor import _op
+
     items = _expand_index(t, index)
     out, dim = t, 0
     select, slice_, unsqueeze = _op("select"), _op("slice"), _op("unsqueeze")
@@ -69,6 +77,7 @@ def getitem(t: Any, index: Any) -> Any:
 
 def setitem(t: Any, index: Any, value: Any) -> None:
     from ._tensor import Tensor
+
     view = getitem(t, index)
     if isinstance(value, Tensor):
         view.copy_(value)
@@ -76,4 +85,5 @@ def setitem(t: Any, index: Any, value: Any) -> None:
         view.fill_(value)
     else:
         from ._factories import tensor
+
         view.copy_(tensor(value, dtype=t.dtype))

@@ -14,7 +14,8 @@ Example:
 from __future__ import annotations
 
 import builtins
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,9 @@ def _shape_args(args: tuple, what: str = "size") -> list[int]:
 # The packets the methods below call, looked up once.
 _add, _sub, _mul, _div = _op("add"), _op("sub"), _op("mul"), _op("div")
 _add_, _sub_, _mul_, _div_ = _op("add_"), _op("sub_"), _op("mul_"), _op("div_")
-_view, _reshape, _select, _slice, _copy_, _fill_ = (_op(n) for n in ("view", "reshape", "select", "slice", "copy_", "fill_"))
+_view, _reshape, _select, _slice, _copy_, _fill_ = (
+    _op(n) for n in ("view", "reshape", "select", "slice", "copy_", "fill_")
+)
 _to, _unsqueeze = _op("to"), _op("unsqueeze")
 
 
@@ -70,6 +73,7 @@ class Tensor(_C.TensorBase):
 
     def __new__(cls, *args: Any, requires_grad: bool = False, device: Any = None) -> Tensor:
         from ._factories import empty, tensor
+
         if not args:
             t = empty(0, device=device)
         elif len(args) == 1 and not isinstance(args[0], int) and not isinstance(args[0], Size):
@@ -88,6 +92,7 @@ class Tensor(_C.TensorBase):
     # ---- printing and conversion ----------------------------------------------------------------------
     def __repr__(self) -> str:
         from ._tensor_str import tensor_repr
+
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -104,8 +109,10 @@ class Tensor(_C.TensorBase):
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
-            raise RuntimeError(f"Boolean value of Tensor with {'no' if self.numel() == 0 else 'more than one'} "
-                               "values is ambiguous")
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'no' if self.numel() == 0 else 'more than one'} "
+                "values is ambiguous"
+            )
         return builtins.bool(self.item())
 
     def __int__(self) -> int:
@@ -132,10 +139,14 @@ class Tensor(_C.TensorBase):
             t = self.detach().cpu()
             return t.numpy()
         if self.requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
         if self.device.type != "cpu":
-            raise TypeError(f"can't convert {self.device.type} device type tensor to numpy. Use Tensor.cpu() to copy "
-                            "the tensor to host memory first.")
+            raise TypeError(
+                f"can't convert {self.device.type} device type tensor to numpy. Use Tensor.cpu() to copy "
+                "the tensor to host memory first."
+            )
         D.to_numpy_dtype(self.dtype)  # TypeError for bfloat16
         return np.from_dlpack(self)
 
@@ -145,8 +156,9 @@ class Tensor(_C.TensorBase):
             raise NotImplementedError("Cannot call tolist() on a meta tensor: it has no data")
         return self.__array__().tolist()
 
-    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
-                   copy: Any = None) -> Any:
+    def __dlpack__(
+        self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Any = None
+    ) -> Any:
         if copy:
             return _C._to_dlpack(self.clone(), max_version)
         return _C._to_dlpack(self, max_version)
@@ -189,13 +201,19 @@ class Tensor(_C.TensorBase):
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
-    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
-                 create_graph: bool = False, inputs: Any = None) -> None:
+    def backward(
+        self,
+        gradient: Tensor | None = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
         _autograd_hooks.require_engine("Tensor.backward()").backward(
-            self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs)
+            self, gradient, retain_graph=retain_graph, create_graph=create_graph, inputs=inputs
+        )
 
     def detach(self) -> Tensor:
-        """A tensor sharing this one's data, cut out of the autograd graph (a fresh alias never requires grad)."""
+        """A tensor sharing this one's data, cut out of the autograd graph."""
         eng = _autograd_hooks.engine()
         return eng.detach(self) if eng is not None else _op("alias")(self)
 
@@ -248,7 +266,9 @@ class Tensor(_C.TensorBase):
     @property
     def mT(self) -> Tensor:
         if self.dim() < 2:
-            raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.")
+            raise RuntimeError(
+                "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."
+            )
         return self.transpose(-2, -1)
 
     def narrow(self, dim: int, start: int, length: int) -> Tensor:
@@ -263,7 +283,9 @@ class Tensor(_C.TensorBase):
     def diagonal(self, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
         return _op("diagonal")(self, offset, dim1, dim2)
 
-    def as_strided(self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None) -> Tensor:
+    def as_strided(
+        self, size: Sequence[int], stride: Sequence[int], storage_offset: int | None = None
+    ) -> Tensor:
         return _op("as_strided")(self, list(size), list(stride), storage_offset)
 
     def movedim(self, source: Any, destination: Any) -> Tensor:
@@ -295,7 +317,7 @@ class Tensor(_C.TensorBase):
 
     # ---- dtype and device ---------------------------------------------------------------------------
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` always copies."""
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` copies."""
         dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
         kwargs.pop("non_blocking", None)
@@ -364,31 +386,38 @@ class Tensor(_C.TensorBase):
 
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None) -> Tensor:
         from ._factories import empty
+
         return empty(*size, dtype=dtype or self.dtype, device=device or self.device)
 
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None) -> Tensor:
         from ._factories import zeros
+
         return zeros(*size, dtype=dtype or self.dtype, device=device or self.device)
 
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None) -> Tensor:
         from ._factories import ones
+
         return ones(*size, dtype=dtype or self.dtype, device=device or self.device)
 
     def new_full(self, size: Sequence[int], fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
         from ._factories import full
+
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
 
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         from ._factories import tensor
+
         return tensor(data, dtype=dtype or self.dtype, device=device or self.device)
 
     # ---- indexing -----------------------------------------------------------------------------------
     def __getitem__(self, index: Any) -> Tensor:
         from ._indexing import getitem
+
         return getitem(self, index)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         from ._indexing import setitem
+
         setitem(self, index, value)
 
     # ---- arithmetic ---------------------------------------------------------------------------------
@@ -532,9 +561,17 @@ class Tensor(_C.TensorBase):
 
 
 _TYPE_NAMES = {
-    D.bool: "BoolTensor", D.uint8: "ByteTensor", D.int8: "CharTensor", D.int16: "ShortTensor",
-    D.int32: "IntTensor", D.int64: "LongTensor", D.float16: "HalfTensor", D.bfloat16: "BFloat16Tensor",
-    D.float32: "FloatTensor", D.float64: "DoubleTensor", D.complex64: "ComplexFloatTensor",
+    D.bool: "BoolTensor",
+    D.uint8: "ByteTensor",
+    D.int8: "CharTensor",
+    D.int16: "ShortTensor",
+    D.int32: "IntTensor",
+    D.int64: "LongTensor",
+    D.float16: "HalfTensor",
+    D.bfloat16: "BFloat16Tensor",
+    D.float32: "FloatTensor",
+    D.float64: "DoubleTensor",
+    D.complex64: "ComplexFloatTensor",
     D.complex128: "ComplexDoubleTensor",
 }
 
@@ -550,16 +587,16 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = list(input.shape)
     merged = 1
-    for d in shape[s:e + 1]:
+    for d in shape[s : e + 1]:
         merged *= d
-    return input.reshape(shape[:s] + [merged] + shape[e + 1:])
+    return input.reshape(shape[:s] + [merged] + shape[e + 1 :])
 
 
 def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
     """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
     d = _wrap(dim, input.dim(), "unflatten")
     shape = list(input.shape)
-    return input.view(shape[:d] + list(sizes) + shape[d + 1:])
+    return input.view(shape[:d] + list(sizes) + shape[d + 1 :])
 
 
 def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
@@ -568,14 +605,16 @@ def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
     dst = [destination] if isinstance(destination, int) else list(destination)
     n = input.dim()
     if len(src) != len(dst):
-        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
-                           f"same number of dims as destination ({dst} dims)")
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
+            f"same number of dims as destination ({dst} dims)"
+        )
     src = [_wrap(s, n, "movedim") for s in src]
     dst = [_wrap(d, n, "movedim") for d in dst]
     if len(set(src)) != len(src) or len(set(dst)) != len(dst):
         raise RuntimeError("movedim: repeated dim in source or destination")
     order: list[int | None] = [None] * n
-    for s, d in zip(src, dst):
+    for s, d in zip(src, dst, strict=True):
         order[d] = s
     rest = iter(i for i in range(n) if i not in src)
     perm = [o if o is not None else next(rest) for o in order]
@@ -592,11 +631,15 @@ def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> list[Ten
             raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
         if step == 0:
             return [tensor.narrow(d, 0, 0)]
-        return [tensor.narrow(d, s, min(step, size - s)) for s in range(0, size, step)] or [tensor.narrow(d, 0, 0)]
+        return [tensor.narrow(d, s, min(step, size - s)) for s in range(0, size, step)] or [
+            tensor.narrow(d, 0, 0)
+        ]
     sections = list(split_size_or_sections)
     if sum(sections) != size:
-        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
-                           f"dimension {dim}), but got split_sizes={sections}")
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
+            f"dimension {dim}), but got split_sizes={sections}"
+        )
     out, start = [], 0
     for s in sections:
         out.append(tensor.narrow(d, start, s))
@@ -628,7 +671,9 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Size:
 def _wrap(dim: int, n: int, op: str) -> int:
     lo, hi = -max(n, 1), max(n, 1) - 1
     if not lo <= dim <= hi:
-        raise IndexError(f"{op}: Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+        raise IndexError(
+            f"{op}: Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
     return dim % max(n, 1)
 
 

@@ -1,8 +1,8 @@
 """``tensorplay.library``: define new ops and register kernels from Python.
 
-Where it sits: the Python door into the dispatcher (the C ABI's ``op_define``/``op_register_kernel`` are the C
-door). A kernel registered here is an ordinary boxed kernel: ``tp.explain`` shows its file:line, and it can sit
-at any dispatch key, including the wrapper keys, where it usually hands on with :func:`redispatch`.
+Where it sits: the Python door into the dispatcher (the C ABI's ``op_define``/``op_register_kernel`` are
+the C door). A kernel registered here is an ordinary boxed kernel: ``tp.explain`` shows its file:line, and it
+can sit at any dispatch key, including the wrapper keys, where it usually hands on with :func:`redispatch`.
 
 Example:
     >>> import tensorplay_p10 as tp
@@ -18,11 +18,23 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from . import _C
 
-KEYS = ("Python", "Tracer", "Autocast", "Autograd", "CUDA", "CPU", "Meta", "PrivateUse1", "Composite", "AnyBackend")
+KEYS = (
+    "Python",
+    "Tracer",
+    "Autocast",
+    "Autograd",
+    "CUDA",
+    "CPU",
+    "Meta",
+    "PrivateUse1",
+    "Composite",
+    "AnyBackend",
+)
 
 
 class Library:
@@ -52,11 +64,15 @@ def define(qualified_schema: str) -> str:
     return _C._define(qualified_schema, f"{caller.filename}:{caller.lineno}")
 
 
-def impl(qualified_name: str, dispatch_key: str = "CPU") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def impl(
+    qualified_name: str, dispatch_key: str = "CPU"
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator form: ``@impl("mylib::f", "CPU")``."""
+
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         _C._impl(qualified_name, dispatch_key, fn)
         return fn
+
     return register
 
 
@@ -66,7 +82,7 @@ def fallback(dispatch_key: str, fn: Callable[..., Any]) -> None:
 
 
 def redispatch(op_name: str, below_key: str, *args: Any, **kwargs: Any) -> Any:
-    """From a wrapper-key kernel: call ``op_name`` again with ``below_key`` and everything above it masked out."""
+    """From a wrapper-key kernel: call ``op_name`` again with ``below_key`` and all keys above masked out."""
     return _C._redispatch(op_name, below_key, *args, **kwargs)
 
 

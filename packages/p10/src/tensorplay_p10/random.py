@@ -14,7 +14,8 @@ Example:
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from . import _C
 from . import _dtype as D
@@ -63,28 +64,60 @@ def fork_rng(devices: Any = None, enabled: bool = True) -> Iterator[None]:
         set_rng_state(state)
 
 
-def _sample(size: tuple, fill: str, args: tuple, generator: Any, dtype: Any, device: Any, requires_grad: bool,
-            out: Tensor | None = None) -> Tensor:
+def _sample(
+    size: tuple,
+    fill: str,
+    args: tuple,
+    generator: Any,
+    dtype: Any,
+    device: Any,
+    requires_grad: bool,
+    out: Tensor | None = None,
+) -> Tensor:
     t = out if out is not None else empty(*size, dtype=dtype, device=device)
     _op(fill)(t, *args, generator=generator)
     return _finish(t, requires_grad)
 
 
-def rand(*size: Any, generator: Any = None, out: Tensor | None = None, dtype: Any = None, device: Any = None,
-         requires_grad: bool = False) -> Tensor:
+def rand(
+    *size: Any,
+    generator: Any = None,
+    out: Tensor | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Uniform samples in ``[0, 1)``."""
-    return _sample(tuple(_shape_args(size)), "uniform_", (0.0, 1.0), generator, dtype, device, requires_grad, out)
+    return _sample(
+        tuple(_shape_args(size)), "uniform_", (0.0, 1.0), generator, dtype, device, requires_grad, out
+    )
 
 
-def randn(*size: Any, generator: Any = None, out: Tensor | None = None, dtype: Any = None, device: Any = None,
-          requires_grad: bool = False) -> Tensor:
+def randn(
+    *size: Any,
+    generator: Any = None,
+    out: Tensor | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Standard normal samples."""
-    return _sample(tuple(_shape_args(size)), "normal_", (0.0, 1.0), generator, dtype, device, requires_grad, out)
+    return _sample(
+        tuple(_shape_args(size)), "normal_", (0.0, 1.0), generator, dtype, device, requires_grad, out
+    )
 
 
-def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *, generator: Any = None,
-            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    """Integers in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``; int64 by default."""
+def randint(
+    low: int,
+    high: Any = None,
+    size: Sequence[int] | None = None,
+    *,
+    generator: Any = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """Integers in ``[low, high)``: ``randint(high, size)`` or ``randint(low, high, size)``; int64 default."""
     if size is None:
         if high is None:
             raise TypeError("randint() missing required argument 'size'")
@@ -94,14 +127,24 @@ def randint(low: int, high: Any = None, size: Sequence[int] | None = None, *, ge
     return _finish(t, requires_grad)
 
 
-def randperm(n: int, *, generator: Any = None, dtype: Any = None, device: Any = None,
-             requires_grad: bool = False) -> Tensor:
+def randperm(
+    n: int, *, generator: Any = None, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
     """A random permutation of ``0 … n-1``."""
     return _finish(_op("randperm")(n, generator=generator, dtype=dtype, device=device), requires_grad)
 
 
-def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *, generator: Any = None,
-           out: Tensor | None = None, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+def normal(
+    mean: Any = 0.0,
+    std: Any = 1.0,
+    size: Sequence[int] | None = None,
+    *,
+    generator: Any = None,
+    out: Tensor | None = None,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Normal samples: ``normal(mean, std, size)`` with numbers, or elementwise ``normal(mean_t, std_t)``.
 
     With tensors, PyTorch draws standard normals of the broadcast shape and scales them (``z * std + mean``);
@@ -112,11 +155,15 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Sequence[int] | None = None, *
         shape = broadcast_shapes(*(x.shape for x in (mean, std) if isinstance(x, Tensor)))
         if isinstance(std, Tensor) and std.device.type == "cpu" and (std.__array__() < 0).any():
             raise RuntimeError("normal expects all elements of std >= 0.0")
-        z = _sample(tuple(shape), "normal_", (0.0, 1.0), generator, dtype or like.dtype, like.device, False, out)
+        z = _sample(
+            tuple(shape), "normal_", (0.0, 1.0), generator, dtype or like.dtype, like.device, False, out
+        )
         return _finish(z.mul_(std).add_(mean), requires_grad)
     if size is None:
         raise TypeError("normal() with float mean and std needs a size")
-    return _sample(tuple(size), "normal_", (float(mean), float(std)), generator, dtype, device, requires_grad, out)
+    return _sample(
+        tuple(size), "normal_", (float(mean), float(std)), generator, dtype, device, requires_grad, out
+    )
 
 
 def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -> Tensor:
@@ -126,22 +173,43 @@ def bernoulli(input: Tensor, p: float | None = None, *, generator: Any = None) -
     return _op("bernoulli")(input, generator=generator)
 
 
-def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
+def multinomial(
+    input: Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None
+) -> Tensor:
     """Category indices drawn from the rows of ``input`` (unnormalised probabilities)."""
     return _op("multinomial")(input, num_samples, replacement, generator=generator)
 
 
 def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return rand(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+    return rand(
+        *input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad
+    )
 
 
-def randn_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
-    return randn(*input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad)
+def randn_like(
+    input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Tensor:
+    return randn(
+        *input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad
+    )
 
 
-def randint_like(input: Tensor, low: int, high: int | None = None, *, dtype: Any = None, device: Any = None,
-                 requires_grad: bool = False) -> Tensor:
+def randint_like(
+    input: Tensor,
+    low: int,
+    high: int | None = None,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
-                   requires_grad=requires_grad)
+    return randint(
+        low,
+        high,
+        tuple(input.shape),
+        dtype=dtype or input.dtype,
+        device=device or input.device,
+        requires_grad=requires_grad,
+    )

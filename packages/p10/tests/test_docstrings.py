@@ -1,0 +1,16 @@
+"""The runnable examples in P10's docstrings run and print what they say (doctest on the installed modules)."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["_dtype", "_device", "_tensor", "_factories", "_explain", "library", "ops", "random", "__init__"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module("tensorplay_p10" if name == "__init__" else f"tensorplay_p10.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
+    assert result.attempted > 0, f"{module.__name__} has no runnable example"
