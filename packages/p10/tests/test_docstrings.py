@@ -1,4 +1,4 @@
-"""The runnable examples in P10's docstrings run and print what they say (doctest on the installed modules)."""
+"""The runnable examples in P10's docstrings run and print what they say (doctest, installed modules)."""
 
 import doctest
 import importlib

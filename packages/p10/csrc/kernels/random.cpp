@@ -4,6 +4,9 @@
 // Where it sits: the arithmetic of each distribution lives in random/distributions.cpp (bit-exact with
 // PyTorch's CPU streams); this file turns tensors into the contiguous buffers those functions fill, and picks
 // the generator (`generator=` or the default one). The factories are Composite: empty + an in-place sampler.
+#include <algorithm>
+#include <numeric>
+
 #include "dispatch/kernel_box.h"
 #include "random/distributions.h"
 
@@ -13,16 +16,32 @@ static CPUGenerator &gen_of(const Value &v) {
   return v.generator ? *static_cast<CPUGenerator *>(v.generator) : default_cpu_generator();
 }
 
-// Fill `self` through a contiguous buffer: in place when self is contiguous, else a temporary + copy_.
+// Note [Random fill order]
+//   PyTorch draws for a non-contiguous output in the order its TensorIterator walks it: dims sorted by stride,
+//   largest outermost. So a transposed tensor is filled in memory order and a strided slice in logical order.
+//   We view `self` with its dims in that order; if the view is contiguous the buffer is its memory, otherwise a
+//   contiguous temporary of the view's shape is filled and copied in. Either way draw i lands where PyTorch's
+//   draw i lands.
+static Tensor in_fill_order(const Tensor &self) {
+  std::vector<int64_t> perm(self.dim());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(),
+                   [&](int64_t a, int64_t b) { return self.strides()[a] > self.strides()[b]; });
+  return call_op(TP_OP("permute"), self, perm);
+}
+
 template <typename Fill> static Tensor fill_via_buffer(const Tensor &self, const Fill &fill) {
   self.bump_version();
   if (self.device().is_meta() || self.numel() == 0) return self;
   TP_CHECK(self.device().is_cpu(), NotImplemented, "random sampling on ", device_str(self.device()),
            " needs that device's backend");
   if (self.is_contiguous()) { fill(self.data_ptr(), self.numel()); return self; }
-  Tensor tmp = empty_tensor(self.sizes(), self.dtype(), self.device());
+  Tensor ordered = in_fill_order(self);
+  if (ordered.is_contiguous()) { fill(ordered.data_ptr(), ordered.numel()); return self; }
+  Tensor tmp = empty_tensor(ordered.sizes(), self.dtype(), self.device());
   fill(tmp.data_ptr(), tmp.numel());
-  return call_op(TP_OP("copy_"), self, tmp);
+  call_op(TP_OP("copy_"), ordered, tmp);
+  return self;
 }
 
 // Boxed kernels read the generator straight off the stack (it is not a Tensor/Scalar the boxer knows).
