@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tensorplay_p10 as tp
 
@@ -187,3 +189,47 @@ def test_meta_shapes():
     assert a.transpose(0, 2).shape == (4, 1, 2)
     assert tp.arange(5, device="meta").shape == (5,)
     assert tp.empty(2, 3, device="meta").exp().dtype is tp.float32
+
+
+# Note [Layout preservation]: expected strides recorded from PyTorch 2.13 on the same calls.
+@pytest.mark.parametrize(
+    "build,expected",
+    [
+        (lambda: tp.ones(3, 4).t() + 1, (1, 4)),
+        (lambda: tp.ones(3, 4).t().clone(), (1, 4)),
+        (lambda: tp.ones(3, 4).t().to(tp.float64), (1, 4)),
+        (lambda: tp.ones(3, 4).t().exp(), (1, 4)),
+        (lambda: tp.ones(3, 4).t().contiguous(), (3, 1)),
+        (lambda: tp.ones(3, 4).t().reshape(12), (1,)),
+        (lambda: tp.ones(2, 3, 4).permute(2, 0, 1) * 2, (1, 12, 4)),
+        (lambda: tp.ones(2, 3, 4).permute(2, 0, 1).clone(), (1, 12, 4)),
+        (lambda: tp.zeros(4, 6)[:, ::2] + 1, (3, 1)),
+        (lambda: tp.zeros(4, 6)[:, ::2].clone(), (3, 1)),
+        (lambda: tp.ones(3, 4).t() + tp.ones(4, 3), (1, 4)),
+        (lambda: tp.ones(4, 3) + tp.ones(3, 4).t(), (3, 1)),
+        (lambda: tp.ones(3, 4).t() + tp.ones(3), (1, 4)),
+        (lambda: tp.ones(4, 1).expand(4, 3).clone(), (3, 1)),
+        (lambda: tp.ones(4, 1).expand(4, 3) + 1, (3, 1)),
+    ],
+)
+def test_outputs_keep_the_input_layout(build, expected):
+    assert build().stride() == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.permutations([0, 1, 2]), st.sampled_from(["add", "clone", "to64", "mul_bcast"]))
+def test_layout_matches_torch(perm, op):
+    torch = pytest.importorskip("torch")
+
+    def run(m):
+        x = m.ones(2, 3, 4).permute(*perm)
+        if op == "add":
+            return x + 1
+        if op == "clone":
+            return x.clone()
+        if op == "to64":
+            return x.to(m.float64)
+        return x * m.ones(x.shape[-1])
+
+    results = [tuple(run(m).stride()) for m in (tp, torch)]
+    assert results[0] == results[1]

@@ -1,6 +1,7 @@
 // tensor.cpp — TensorImpl geometry, construction and the shape helpers every kernel uses.
 #include "core/tensor.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace tp::p10 {
@@ -107,6 +108,42 @@ Tensor make_view(const Tensor &base, Shape sizes, Shape strides, int64_t offset)
   impl->version = base->version;
   impl->set_geometry(std::move(sizes), std::move(strides), offset);
   return Tensor(std::move(impl));
+}
+
+// Dims ordered from largest stride to smallest (stable, so equal strides keep their logical order).
+static std::vector<int64_t> dims_by_stride(const Tensor &t) {
+  std::vector<int64_t> perm(t.dim());
+  for (int64_t d = 0; d < t.dim(); ++d) perm[d] = d;
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return t.strides()[a] > t.strides()[b]; });
+  return perm;
+}
+
+Shape strides_in_order(const Shape &sizes, const std::vector<int64_t> &outer_to_inner) {
+  Shape strides(sizes.size());
+  int64_t s = 1;
+  for (int64_t i = int64_t(outer_to_inner.size()) - 1; i >= 0; --i) {
+    strides[outer_to_inner[i]] = s;
+    s *= std::max<int64_t>(sizes[outer_to_inner[i]], 1);
+  }
+  return strides;
+}
+
+bool is_non_overlapping_and_dense(const Tensor &t) {
+  if (t.is_contiguous()) return true;
+  int64_t expected = 1;
+  auto perm = dims_by_stride(t);
+  for (int64_t i = int64_t(perm.size()) - 1; i >= 0; --i) {
+    int64_t size = t.sizes()[perm[i]];
+    if (size == 1) continue;
+    if (t.strides()[perm[i]] != expected) return false;
+    expected *= size;
+  }
+  return true;
+}
+
+Tensor empty_like_layout(const Tensor &t, ScalarType dtype, Device device) {
+  if (t.is_contiguous() || !is_non_overlapping_and_dense(t)) return empty_tensor(t.sizes(), dtype, device);
+  return empty_strided_tensor(t.sizes(), strides_in_order(t.sizes(), dims_by_stride(t)), dtype, device);
 }
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char *op) {

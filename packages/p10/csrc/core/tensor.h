@@ -96,6 +96,15 @@ Tensor empty_strided_tensor(const Shape &sizes, const Shape &strides, ScalarType
 // Shares the storage and the version counter (Note [Version counter]).
 Tensor make_view(const Tensor &base, Shape sizes, Shape strides, int64_t offset);
 
+// Note [Layout preservation]
+//   PyTorch keeps a tensor's memory layout where it can: `x.t().clone()` and `x.t() + 1` are transposed too.
+//   A layout is an order of dims from largest stride to smallest; strides_in_order() lays `sizes` out densely
+//   in that order. empty_like_layout() does so for a dense, non-overlapping `t` (its dims sorted by stride)
+//   and falls back to contiguous otherwise (slices, expanded tensors), as PyTorch's preserve_format does.
+Shape strides_in_order(const Shape &sizes, const std::vector<int64_t> &outer_to_inner);
+bool is_non_overlapping_and_dense(const Tensor &t);
+Tensor empty_like_layout(const Tensor &t, ScalarType dtype, Device device);
+
 // --- shape helpers shared by kernels ------------------------------------------------------------------------
 // Wrap a possibly negative dim into [0, ndim); IndexError naming `op` when out of range.
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char *op);

@@ -27,7 +27,7 @@ static void copy_loop(const TensorIterator &it, ScalarType dst_t, ScalarType src
 }
 
 Tensor cast_to(const Tensor &t, ScalarType dtype) {
-  Tensor out = empty_tensor(t.sizes(), dtype, t.device());
+  Tensor out = empty_like_layout(t, dtype, t.device());
   out->is_wrapped_number = t->is_wrapped_number;
   if (t.device().is_meta() || t.numel() == 0) return out;
   TensorIterator it({.op = "to", .promote_inputs = false, .out_dtype = dtype, .compute_dtype = t.dtype()}, out, {t});
@@ -57,12 +57,12 @@ static Tensor copy_(const Tensor &self, const Tensor &src, bool non_blocking) {
   return self;
 }
 
-static Tensor clone(const Tensor &self) {
-  Tensor out = empty_tensor(self.sizes(), self.dtype(), self.device());
-  return copy_(out, self, false);
-}
+// clone keeps a dense layout (Note [Layout preservation]); contiguous always makes row-major memory.
+static Tensor clone(const Tensor &self) { return copy_(empty_like_layout(self, self.dtype(), self.device()), self, false); }
 
-static Tensor contiguous(const Tensor &self) { return self.is_contiguous() ? self : clone(self); }
+static Tensor contiguous(const Tensor &self) {
+  return self.is_contiguous() ? self : copy_(empty_tensor(self.sizes(), self.dtype(), self.device()), self, false);
+}
 
 // .to(dtype=, device=, copy=): returns self when nothing changes and copy is False (PyTorch's aliasing rule).
 static Tensor to_impl(const Tensor &self, std::optional<ScalarType> dtype, std::optional<Device> device, bool copy) {
@@ -70,7 +70,7 @@ static Tensor to_impl(const Tensor &self, std::optional<ScalarType> dtype, std::
   Device dev = device.value_or(self.device());
   if (dev.type == DeviceType::CPU) dev.index = -1;
   if (!copy && dt == self.dtype() && dev == self.device()) return self;
-  Tensor out = empty_tensor(self.sizes(), dt, dev);
+  Tensor out = empty_like_layout(self, dt, dev);
   if (self.numel() == 0) return out;
   TP_CHECK(!self.device().is_meta() || dev.is_meta(), NotImplemented,
            "Cannot copy out of meta tensor; no data! (to ", device_str(dev), ")");

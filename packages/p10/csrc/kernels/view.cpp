@@ -94,7 +94,7 @@ static Tensor reshape(const Tensor &self, std::vector<int64_t> size) {
   Shape shape = infer_size(size, self.numel(), "reshape");
   Shape strides;
   if (compute_view_strides(self.sizes(), self.strides(), shape, strides)) return call_op(TP_OP("view"), self, shape);
-  return call_op(TP_OP("view"), call_op(TP_OP("clone"), self), shape);
+  return call_op(TP_OP("view"), call_op(TP_OP("contiguous"), self), shape);
 }
 
 static Tensor transpose(const Tensor &self, int64_t dim0, int64_t dim1) {

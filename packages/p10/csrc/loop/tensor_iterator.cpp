@@ -41,6 +41,32 @@ ScalarType result_type(const std::vector<Tensor> &operands) {
   return r < 0 ? default_dtype() : ScalarType(r);
 }
 
+// The layout of a new output (Note [Layout preservation] in core/tensor.h), PyTorch's rule for elementwise ops:
+// order the dims outer-to-inner by the inputs' strides. For each pair of dims the first input that tells them
+// apart decides (a broadcast dim, stride 0, tells nothing); equal strides put the larger size outside.
+static Shape output_strides(const Shape &shape, const std::vector<Tensor> &inputs) {
+  const int64_t nd = int64_t(shape.size());
+  auto stride_of = [&](const Tensor &t, int64_t d) -> int64_t {
+    int64_t td = d - (nd - t.dim());
+    return (td < 0 || t.sizes()[td] == 1) ? 0 : t.strides()[td];
+  };
+  // true when dim `a` should sit inside dim `b` (a has the smaller stride for the first deciding input)
+  auto inner = [&](int64_t a, int64_t b) {
+    for (const Tensor &t : inputs) {
+      int64_t sa = stride_of(t, a), sb = stride_of(t, b);
+      if (sa == 0 || sb == 0) continue;
+      if (sa != sb) return sa < sb;
+      if (shape[a] != shape[b]) return shape[a] < shape[b];
+    }
+    return false;
+  };
+  std::vector<int64_t> perm(nd);
+  for (int64_t d = 0; d < nd; ++d) perm[d] = d;
+  for (int64_t i = 1; i < nd; ++i)  // insertion sort: stable, and no reordering unless an input asks for it
+    for (int64_t j = i; j > 0 && inner(perm[j - 1], perm[j]); --j) std::swap(perm[j - 1], perm[j]);
+  return strides_in_order(shape, perm);
+}
+
 TensorIterator::TensorIterator(const IterConfig &cfg, Tensor out, std::vector<Tensor> inputs) : op_(cfg.op) {
   TP_CHECK(inputs.size() + 1 <= size_t(kMaxOperands), Runtime, "internal: too many operands for ", cfg.op);
   // 1. broadcast shape and device
@@ -97,7 +123,7 @@ TensorIterator::TensorIterator(const IterConfig &cfg, Tensor out, std::vector<Te
     }
     out.bump_version();
   } else {
-    out = empty_tensor(shape, out_dtype, device);
+    out = empty_strided_tensor(shape, output_strides(shape, inputs), out_dtype, device);
   }
   operands_[0] = out;
   numel_ = shape_numel(shape);
