@@ -93,6 +93,8 @@ def test_explain_reports_keys_and_kernel_source():
     reshape = next(r for r in report if r.op == "reshape")
     view = next(r for r in report if r.op == "view")
     assert reshape.ran == "CPU -> Composite" and view.depth == reshape.depth + 1
+    # Python calls are boxed; reshape's own C++ call of view takes the typed shortcut (Note [Unboxed calls])
+    assert not add.unboxed and not reshape.unboxed and view.unboxed
     path, line = add.source.rsplit(":", 1)
     repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
     src = open(os.path.join(repo, path)).read().splitlines()

@@ -144,28 +144,36 @@ static KeySet backend_key(Device d) {
   return DispatchKey::CPU;
 }
 
-static KeySet tensor_keys(const Tensor &t) {
+KeySet tensor_keys(const Tensor &t) {
   KeySet ks = backend_key(t.device());
   if (t->requires_grad) ks = ks | DispatchKey::Autograd;
   return ks;
 }
 
+KeySet finish_keys(KeySet ks, bool saw_tensor, const Device *device) {
+  // Factories have no tensor argument: their `device=` picks the backend (PyTorch's BackendSelect).
+  if (!saw_tensor) ks = ks | (device ? backend_key(*device) : KeySet(DispatchKey::CPU));
+  const LocalKeys &lk = local_keys();
+  return (ks | lk.included) - lk.excluded;
+}
+
 KeySet compute_keys(const Operator &op, const Stack &stack) {
   KeySet ks;
   bool saw_tensor = false;
-  const Value *device_arg = nullptr;
-  const auto &args = op.schema.args;
-  for (size_t i = 0; i < args.size() && i < stack.size(); ++i) {
+  const Device *device = nullptr;
+  for (size_t i = 0; i < op.schema.args.size() && i < stack.size(); ++i) {
     const Value &v = stack[i];
-    if (v.tag == Value::Tag::Tensor) { ks = ks | tensor_keys(v.tensor); saw_tensor = true; }
-    else if (v.tag == Value::Tag::TensorList) {
-      for (const Tensor &t : v.tensors) if (t.defined()) { ks = ks | tensor_keys(t); saw_tensor = true; }
-    } else if (v.tag == Value::Tag::Device && !device_arg) device_arg = &v;
+    if (v.tag == Value::Tag::Tensor) {
+      ks = ks | tensor_keys(v.tensor);
+      saw_tensor = true;
+    } else if (v.tag == Value::Tag::TensorList) {
+      for (const Tensor &t : v.tensors)
+        if (t.defined()) { ks = ks | tensor_keys(t); saw_tensor = true; }
+    } else if (v.tag == Value::Tag::Device && !device) {
+      device = &v.device;
+    }
   }
-  // Factories have no tensor argument: their `device=` picks the backend (PyTorch's BackendSelect).
-  if (!saw_tensor) ks = ks | (device_arg ? backend_key(device_arg->device) : KeySet(DispatchKey::CPU));
-  const LocalKeys &lk = local_keys();
-  return (ks | lk.included) - lk.excluded;
+  return finish_keys(ks, saw_tensor, device);
 }
 
 // Which kernel serves `key` for `op` (Note [Kernel lookup]); nullptr = fall through to the next key.
@@ -187,34 +195,42 @@ static const Kernel *lookup(const Operator &op, DispatchKey key, const char **sl
   return nullptr;
 }
 
-static void run(const Operator &op, KeySet ks, Stack &stack) {
-  TP_CHECK(int(stack.size()) == op.num_args(), Runtime, op.name, ": expected ", op.num_args(),
-           " arguments on the stack, got ", stack.size());
+KernelChoice select_kernel(const Operator &op, KeySet ks) {
   for (;;) {
     TP_CHECK(!ks.empty(), NotImplemented, "Could not run '", op.name,
              "': every dispatch key was excluded, so no kernel applies. Keys with kernels: ",
              op.keys_with_kernels());
     DispatchKey key = ks.highest();
     const char *slot = nullptr;
-    const Kernel *k = lookup(op, key, &slot);
-    if (!k) { ks = ks - key; continue; }
-    TraceState &ts = trace_state();
-    if (ts.collect || ts.print) {
-      TraceRecord r{op.name, ks.str(), std::string(dispatch_key_name(key)) +
-                                           (std::string(slot) == dispatch_key_name(key) ? "" : std::string(" -> ") + slot),
-                    k->source, ts.depth};
-      if (ts.print)
-        std::fprintf(stderr, "[dispatch] %*s%s  keys=%s  ran=%s  at %s\n", 2 * r.depth, "", r.op.c_str(),
-                     r.keys.c_str(), r.chosen.c_str(), r.source.c_str());
-      if (ts.collect) ts.records.push_back(std::move(r));
-      ++ts.depth;
-      struct DepthGuard { ~DepthGuard() { --trace_state().depth; } } guard;
-      k->fn(op, stack, k->user_data);
-      return;
-    }
-    k->fn(op, stack, k->user_data);
-    return;
+    if (const Kernel *k = lookup(op, key, &slot)) return {k, key, slot};
+    ks = ks - key;
   }
+}
+
+TraceScope::TraceScope(const Operator &op, KeySet ks, const KernelChoice &c, bool unboxed) {
+  TraceState &ts = trace_state();
+  if (!ts.collect && !ts.print) return;
+  std::string ran = dispatch_key_name(c.key);
+  if (ran != c.slot) ran += std::string(" -> ") + c.slot;
+  TraceRecord r{op.name, ks.str(), ran, c.kernel->source, ts.depth, unboxed};
+  if (ts.print)
+    std::fprintf(stderr, "[dispatch] %*s%s  keys=%s  ran=%s%s  at %s\n", 2 * r.depth, "", r.op.c_str(),
+                 r.keys.c_str(), r.chosen.c_str(), unboxed ? " (unboxed)" : "", r.source.c_str());
+  if (ts.collect) ts.records.push_back(std::move(r));
+  ++ts.depth;
+  active_ = true;
+}
+
+TraceScope::~TraceScope() {
+  if (active_) --trace_state().depth;
+}
+
+static void run(const Operator &op, KeySet ks, Stack &stack) {
+  TP_CHECK(int(stack.size()) == op.num_args(), Runtime, op.name, ": expected ", op.num_args(),
+           " arguments on the stack, got ", stack.size());
+  KernelChoice c = select_kernel(op, ks);
+  TraceScope trace(op, ks, c, false);
+  c.kernel->fn(op, stack, c.kernel->user_data);
 }
 
 void call(const Operator &op, Stack &stack) { run(op, compute_keys(op, stack), stack); }
@@ -235,8 +251,9 @@ static std::string short_path(const char *file) {
 }
 
 void Library::def(const std::string &schema) { defs.push_back(schema); }
-void Library::impl(const std::string &op_name, DispatchKey key, BoxedKernelFn fn, int line) {
-  impls.push_back({op_name, key, fn, line});
+void Library::impl(const std::string &op_name, DispatchKey key, BoxedKernelFn fn, int line, UnboxedFn unboxed,
+                   const std::type_info *signature) {
+  impls.push_back({op_name, key, fn, line, unboxed, signature});
 }
 
 namespace {
@@ -266,7 +283,8 @@ void run_library_blocks() {
       Operator *op = find_op(im.op);
       TP_CHECK(op != nullptr, Runtime, "internal: ", short_path(lib.file), ":", im.line,
                " implements unknown op '", im.op, "'");
-      register_kernel(*op, im.key, Kernel{im.fn, nullptr, short_path(lib.file) + ":" + std::to_string(im.line)});
+      register_kernel(*op, im.key, Kernel{im.fn, nullptr, short_path(lib.file) + ":" + std::to_string(im.line),
+                                          im.unboxed, im.signature});
     }
 }
 

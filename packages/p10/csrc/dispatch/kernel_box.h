@@ -86,7 +86,23 @@ template <auto Fn> void box(const Operator &, Stack &stack, void *) {
   call_unboxed<Fn, Args>(stack, std::make_index_sequence<std::tuple_size_v<Args>>{});
 }
 
-#define TP_IMPL(lib, op_name, key, fn) (lib).impl(op_name, ::tp::p10::DispatchKey::key, &::tp::p10::box<fn>, __LINE__)
+// The typed entry point stored next to box<Fn> (Note [Unboxed calls]): it takes the decayed argument types as
+// one tuple, so call_op can check the signature with a single typeid comparison.
+template <auto Fn> struct Unboxed {
+  using Traits = FnTraits<decltype(Fn)>;
+  using Ret = typename Traits::Ret;
+  using Args = typename Traits::Args;
+  static Ret call(Args &args) { return std::apply(Fn, args); }
+};
+
+// Register a typed kernel: boxed for Python and the C ABI, unboxed for C++ callers.
+template <auto Fn> void impl_typed(Library &lib, const char *op_name, DispatchKey key, int line) {
+  using U = Unboxed<Fn>;
+  lib.impl(op_name, key, &box<Fn>, line, reinterpret_cast<UnboxedFn>(&U::call),
+           &typeid(typename U::Ret (*)(typename U::Args &)));
+}
+
+#define TP_IMPL(lib, op_name, key, fn) ::tp::p10::impl_typed<fn>(lib, op_name, ::tp::p10::DispatchKey::key, __LINE__)
 #define TP_IMPL_BOXED(lib, op_name, key, fn) (lib).impl(op_name, ::tp::p10::DispatchKey::key, fn, __LINE__)
 
 // ---- calling an op from C++ ---------------------------------------------------------------------------------
@@ -99,7 +115,38 @@ void fill_defaults(const Operator &op, Stack &stack);   // append schema default
   return *op_;                                                        \
 }())
 
+// Dispatch keys contributed by one typed argument (mirrors compute_keys in dispatcher.cpp).
+template <typename T> void add_keys(KeySet &ks, bool &saw_tensor, const Device *&device, const T &a) {
+  if constexpr (std::is_same_v<T, Tensor>) {
+    if (a.defined()) { ks = ks | tensor_keys(a); saw_tensor = true; }
+  } else if constexpr (std::is_same_v<T, std::optional<Tensor>>) {
+    if (a && a->defined()) { ks = ks | tensor_keys(*a); saw_tensor = true; }
+  } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+    for (const Tensor &t : a) if (t.defined()) { ks = ks | tensor_keys(t); saw_tensor = true; }
+  } else if constexpr (std::is_same_v<T, Device>) {
+    if (!device) device = &a;
+  } else if constexpr (std::is_same_v<T, std::optional<Device>>) {
+    if (!device && a) device = &*a;
+  }
+}
+
 template <typename R = Tensor, typename... Args> R call_op(const Operator &op, const Args &...args) {
+  // Note [Unboxed calls]: same key set and kernel as the boxed path; skip boxing when the kernel's typed entry
+  // point has exactly these argument types.
+  if (int(sizeof...(Args)) == op.num_args()) {
+    using Tuple = std::tuple<std::decay_t<Args>...>;
+    KeySet ks;
+    bool saw_tensor = false;
+    const Device *device = nullptr;
+    (add_keys(ks, saw_tensor, device, args), ...);
+    ks = finish_keys(ks, saw_tensor, device);
+    KernelChoice c = select_kernel(op, ks);
+    if (c.kernel->unboxed && *c.kernel->signature == typeid(R (*)(Tuple &))) {
+      TraceScope trace(op, ks, c, true);
+      Tuple tuple(args...);
+      return reinterpret_cast<R (*)(Tuple &)>(c.kernel->unboxed)(tuple);
+    }
+  }
   Stack s;
   s.reserve(op.schema.args.size());
   (s.push_back(to_value(args)), ...);

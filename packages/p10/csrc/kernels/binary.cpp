@@ -130,18 +130,18 @@ TP_LIBRARY(binary) {
   lib.def("div_(Tensor(a!) self, Tensor other, *, str? rounding_mode=None) -> Tensor(a!)");
   lib.def("div.out(Tensor self, Tensor other, *, str? rounding_mode=None, Tensor(a!) out) -> Tensor(a!)");
   for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) {
-    lib.impl("add", key, &box<add>, __LINE__);
-    lib.impl("add_", key, &box<add_>, __LINE__);
-    lib.impl("add.out", key, &box<add_out>, __LINE__);
-    lib.impl("sub", key, &box<sub>, __LINE__);
-    lib.impl("sub_", key, &box<sub_>, __LINE__);
-    lib.impl("sub.out", key, &box<sub_out>, __LINE__);
-    lib.impl("mul", key, &box<mul>, __LINE__);
-    lib.impl("mul_", key, &box<mul_>, __LINE__);
-    lib.impl("mul.out", key, &box<mul_out>, __LINE__);
-    lib.impl("div", key, &box<div>, __LINE__);
-    lib.impl("div_", key, &box<div_>, __LINE__);
-    lib.impl("div.out", key, &box<div_out>, __LINE__);
+    impl_typed<add>(lib, "add", key, __LINE__);
+    impl_typed<add_>(lib, "add_", key, __LINE__);
+    impl_typed<add_out>(lib, "add.out", key, __LINE__);
+    impl_typed<sub>(lib, "sub", key, __LINE__);
+    impl_typed<sub_>(lib, "sub_", key, __LINE__);
+    impl_typed<sub_out>(lib, "sub.out", key, __LINE__);
+    impl_typed<mul>(lib, "mul", key, __LINE__);
+    impl_typed<mul_>(lib, "mul_", key, __LINE__);
+    impl_typed<mul_out>(lib, "mul.out", key, __LINE__);
+    impl_typed<div>(lib, "div", key, __LINE__);
+    impl_typed<div_>(lib, "div_", key, __LINE__);
+    impl_typed<div_out>(lib, "div.out", key, __LINE__);
   }
 }
 

@@ -84,10 +84,10 @@ TP_LIBRARY(copy) {
   lib.def("contiguous(Tensor self) -> Tensor");
   lib.def("to(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool copy=False) -> Tensor");
   for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) {
-    lib.impl("copy_", key, &box<copy_>, __LINE__);
-    lib.impl("clone", key, &box<clone>, __LINE__);
-    lib.impl("contiguous", key, &box<contiguous>, __LINE__);
-    lib.impl("to", key, &box<to_impl>, __LINE__);
+    impl_typed<copy_>(lib, "copy_", key, __LINE__);
+    impl_typed<clone>(lib, "clone", key, __LINE__);
+    impl_typed<contiguous>(lib, "contiguous", key, __LINE__);
+    impl_typed<to_impl>(lib, "to", key, __LINE__);
   }
 }
 

@@ -159,15 +159,15 @@ TP_LIBRARY(factory) {
   lib.def("eye(int n, int? m=None, *, ScalarType? dtype=None, Device? device=None) -> Tensor");
   lib.def("scalar_tensor(Scalar s, *, ScalarType? dtype=None, Device? device=None) -> Tensor");
   for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) {
-    lib.impl("empty", key, &box<empty>, __LINE__);
-    lib.impl("empty_strided", key, &box<empty_strided>, __LINE__);
-    lib.impl("full", key, &box<full>, __LINE__);
-    lib.impl("fill_", key, &box<fill_>, __LINE__);
-    lib.impl("arange", key, &box<arange>, __LINE__);
-    lib.impl("linspace", key, &box<linspace>, __LINE__);
-    lib.impl("logspace", key, &box<logspace>, __LINE__);
-    lib.impl("eye", key, &box<eye>, __LINE__);
-    lib.impl("scalar_tensor", key, &box<scalar_tensor>, __LINE__);
+    impl_typed<empty>(lib, "empty", key, __LINE__);
+    impl_typed<empty_strided>(lib, "empty_strided", key, __LINE__);
+    impl_typed<full>(lib, "full", key, __LINE__);
+    impl_typed<fill_>(lib, "fill_", key, __LINE__);
+    impl_typed<arange>(lib, "arange", key, __LINE__);
+    impl_typed<linspace>(lib, "linspace", key, __LINE__);
+    impl_typed<logspace>(lib, "logspace", key, __LINE__);
+    impl_typed<eye>(lib, "eye", key, __LINE__);
+    impl_typed<scalar_tensor>(lib, "scalar_tensor", key, __LINE__);
   }
 }
 

@@ -61,15 +61,15 @@ TP_LIBRARY(unary) {
   lib.def("tanh(Tensor self) -> Tensor");
   lib.def("sigmoid(Tensor self) -> Tensor");
   for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) {
-    lib.impl("neg", key, &box<neg>, __LINE__);
-    lib.impl("abs", key, &box<abs>, __LINE__);
-    lib.impl("exp", key, &box<exp>, __LINE__);
-    lib.impl("log", key, &box<log>, __LINE__);
-    lib.impl("sqrt", key, &box<sqrt>, __LINE__);
-    lib.impl("sin", key, &box<sin>, __LINE__);
-    lib.impl("cos", key, &box<cos>, __LINE__);
-    lib.impl("tanh", key, &box<tanh>, __LINE__);
-    lib.impl("sigmoid", key, &box<sigmoid>, __LINE__);
+    impl_typed<neg>(lib, "neg", key, __LINE__);
+    impl_typed<abs>(lib, "abs", key, __LINE__);
+    impl_typed<exp>(lib, "exp", key, __LINE__);
+    impl_typed<log>(lib, "log", key, __LINE__);
+    impl_typed<sqrt>(lib, "sqrt", key, __LINE__);
+    impl_typed<sin>(lib, "sin", key, __LINE__);
+    impl_typed<cos>(lib, "cos", key, __LINE__);
+    impl_typed<tanh>(lib, "tanh", key, __LINE__);
+    impl_typed<sigmoid>(lib, "sigmoid", key, __LINE__);
   }
 }
 

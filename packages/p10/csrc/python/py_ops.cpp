@@ -394,7 +394,7 @@ void bind_ops(nb::module_ &m) {
   m.def("_trace_end", [] {
     set_trace_collect(false);
     nb::list out;
-    for (auto &r : take_trace()) out.append(nb::make_tuple(r.op, r.keys, r.chosen, r.source, r.depth));
+    for (auto &r : take_trace()) out.append(nb::make_tuple(r.op, r.keys, r.chosen, r.source, r.depth, r.unboxed));
     return out;
   });
   m.def("_set_trace_print", [](bool on) { set_trace_print(on); });

@@ -26,6 +26,7 @@ class DispatchRecord(NamedTuple):
     ran: str  # the key whose slot ran, e.g. "CPU" or "Autograd -> Composite"
     source: str  # the kernel's file:line
     depth: int  # nesting: 0 for calls made by fn itself
+    unboxed: bool  # a typed C++ call that skipped boxing (Note [Unboxed calls] in dispatcher.h)
 
 
 class Explanation(list):
@@ -37,9 +38,11 @@ class Explanation(list):
         if not self:
             return "(no op reached the dispatcher)"
         width = max(len("  " * r.depth + r.op) for r in self) + 2
-        return "\n".join(
-            f"{'  ' * r.depth + r.op:<{width}}keys={r.keys}  ran={r.ran}  at {r.source}" for r in self
-        )
+        lines = []
+        for r in self:
+            ran = r.ran + (" (unboxed)" if r.unboxed else "")
+            lines.append(f"{'  ' * r.depth + r.op:<{width}}keys={r.keys}  ran={ran}  at {r.source}")
+        return "\n".join(lines)
 
 
 def explain(fn: Callable[..., Any], *args: Any, quiet: bool = False, **kwargs: Any) -> Explanation:
