@@ -122,3 +122,15 @@ def test_ops_table():
     assert entries["view"]["kernels"].keys() == {"AnyBackend"}
     assert "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" == entries["add"]["schema"]
     assert "add" in tp.ops.table()
+
+
+def test_every_cpu_op_runs_on_meta():
+    """Every built-in op with a CPU kernel runs on meta too (its own Meta, AnyBackend or Composite kernel)."""
+    missing = [
+        d["name"]
+        for d in tp.ops.list()
+        if "::" not in d["name"]  # ops defined by tests and users choose their own keys
+        and "CPU" in d["kernels"]
+        and not {"Meta", "AnyBackend", "Composite"} & set(d["kernels"])
+    ]
+    assert missing == []

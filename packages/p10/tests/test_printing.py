@@ -367,3 +367,34 @@ def test_repr_matches_torch_on_random_tensors(
     finally:
         torch.set_printoptions(profile="default")
         tp.set_printoptions(profile="default")
+
+
+def test_grad_fn_suffix_through_the_engine_extension_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With an engine registered (tpx's job), repr shows its node name, exactly where PyTorch puts it.
+
+    The engine here is the smallest object honouring P10's extension point (_autograd_hooks), so the printing
+    path that tpx will drive is exercised before tpx exists; the expected strings are PyTorch's.
+    """
+    from tensorplay_p10 import _autograd_hooks
+
+    class Node:
+        def name(self) -> str:
+            return "MulBackward"
+
+    class Engine:
+        def grad_fn(self, t: Any) -> Any:
+            return Node() if t.dim() == 1 else None
+
+        def set_requires_grad(self, t: Any, flag: bool) -> None:
+            t._set_requires_grad(flag)
+
+        def detach(self, t: Any) -> Any:
+            return tp.ops.alias(t)
+
+    monkeypatch.setattr(_autograd_hooks, "_engine", Engine())
+    assert repr(tp.tensor([2.0, 4.0])) == "tensor([2., 4.], grad_fn=<MulBackward>)"
+    assert (
+        repr(tp.tensor([2, 4], dtype=tp.float64))
+        == "tensor([2., 4.], dtype=tensorplay.float64, grad_fn=<MulBackward>)"
+    )
+    assert repr(tp.tensor(3.0, requires_grad=True)) == "tensor(3., requires_grad=True)"
