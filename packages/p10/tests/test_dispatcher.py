@@ -134,3 +134,16 @@ def test_every_cpu_op_runs_on_meta():
         and not {"Meta", "AnyBackend", "Composite"} & set(d["kernels"])
     ]
     assert missing == []
+
+
+def test_ops_are_functions_and_methods():
+    # Note [Ops as functions and methods]: an op defined from Python is reachable both ways without a wrapper
+    x = tp.ones(3)
+    assert tp.ops.disp_test.scale(x).tolist() == [2.0] * 3
+    assert tp.fill_(tp.empty(2), 3).tolist() == [3.0, 3.0]  # built-in op without a hand-written wrapper
+    assert x.unfold(0, 2, 1).shape == (2, 2)
+    assert tp.alias(x)._shares_storage(x)
+    assert not hasattr(x, "empty")  # first argument is not `Tensor self`: a function, not a method
+    assert not hasattr(x, "no_such_op") and not hasattr(tp, "no_such_op")
+    with pytest.raises(AttributeError, match="'Tensor' object has no attribute 'no_such_op'"):
+        x.no_such_op()

@@ -234,3 +234,11 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """``tp.<op>`` for every registered op (Note [Ops as functions and methods] in ops.py)."""
+    try:
+        return ops._function(name)
+    except AttributeError:
+        raise AttributeError(f"module 'tensorplay_p10' has no attribute {name!r}") from None

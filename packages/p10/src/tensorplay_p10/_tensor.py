@@ -14,12 +14,13 @@ Example:
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from . import _C, _autograd_hooks
+from . import _C, _autograd_hooks, ops
 from . import _dtype as D
 from ._device import device as Device
 
@@ -88,6 +89,14 @@ class Tensor(_C.TensorBase):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # all work happens in __new__
         pass
+
+    def __getattr__(self, name: str) -> Any:
+        """Ops without a hand-written method are methods too (Note [Ops as functions and methods], ops.py)."""
+        try:
+            packet = ops._method(name)
+        except AttributeError:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'") from None
+        return functools.partial(packet, self)
 
     # ---- printing and conversion ----------------------------------------------------------------------
     def __repr__(self) -> str:

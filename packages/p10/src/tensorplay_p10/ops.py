@@ -50,6 +50,33 @@ def table() -> str:
     return "\n".join(f"{name:<{width}}{keys}" for name, keys in rows)
 
 
+# Note [Ops as functions and methods]
+#   Every built-in op is also ``tp.<name>`` and, when its first argument is ``Tensor self``, a method
+#   ``x.<name>(...)``: the module and Tensor ``__getattr__`` hooks ask here. So adding an op is C++ (schema
+#   and kernel) and a test; hand-written Python wrappers exist only where Python's calling conventions differ
+#   (``x.view(2, 3)``).
+_missing: set[str] = set()
+
+
+def _function(name: str) -> Any:
+    """The packet behind ``tp.<name>``; AttributeError when no built-in op has that name."""
+    if name.startswith("_") or name in _missing:
+        raise AttributeError(name)
+    try:
+        return _packet(name)
+    except NotImplementedError:
+        _missing.add(name)
+        raise AttributeError(name) from None
+
+
+def _method(name: str) -> Any:
+    """The packet behind ``Tensor.<name>``: only ops whose first argument is ``Tensor self``."""
+    packet = _function(name)
+    if not all(s.split("(", 1)[1].startswith("Tensor") and "self" in s.split(",")[0] for s in packet.schemas):
+        raise AttributeError(name)
+    return packet
+
+
 class _Namespace:
     """``tp.ops.mylib.scale``: ops of a custom namespace."""
 

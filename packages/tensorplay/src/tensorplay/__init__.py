@@ -54,7 +54,10 @@ def __getattr__(name: str) -> Any:
     """Load an aliased pillar module on first attribute access: `tp.nn` after a bare `import tensorplay`."""
     if name in _alias.children("") or name == "utils":
         return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:  # every op is a function too: tp.exp is tensorplay_p10.exp (Note [Ops as functions and methods])
+        return getattr(_p10, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
 
 
 def __dir__() -> list[str]:
