@@ -147,3 +147,16 @@ def test_ops_are_functions_and_methods():
     assert not hasattr(x, "no_such_op") and not hasattr(tp, "no_such_op")
     with pytest.raises(AttributeError, match="'Tensor' object has no attribute 'no_such_op'"):
         x.no_such_op()
+
+
+def test_named_results_come_back_as_named_tuples():
+    nlib = tp.library.Library("disp_named")
+    nlib.define("split_sign(Tensor x) -> (Tensor values, Tensor indices)")
+    nlib.impl("split_sign", lambda x: (x.abs(), x * 0), "CPU")
+    r = tp.ops.disp_named.split_sign(tp.tensor([-1.0, 2.0]))
+    values, indices = r
+    assert r.values is values and r.indices is indices and r[0] is values
+    assert values.tolist() == [1.0, 2.0]
+    assert repr(r).startswith("tensorplay.return_types.split_sign(values=tensor([1., 2.]), indices=")
+    a, b = tp.ops.disp_test.two(tp.zeros(1))  # unnamed results stay a plain tuple
+    assert type(tp.ops.disp_test.two(tp.zeros(1))) is tuple

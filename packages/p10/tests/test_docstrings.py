@@ -5,7 +5,18 @@ import importlib
 
 import pytest
 
-MODULES = ["_dtype", "_device", "_tensor", "_factories", "_explain", "library", "ops", "random", "__init__"]
+MODULES = [
+    "_dtype",
+    "_device",
+    "_tensor",
+    "_factories",
+    "_explain",
+    "library",
+    "ops",
+    "random",
+    "return_types",
+    "__init__",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

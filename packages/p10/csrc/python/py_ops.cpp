@@ -233,11 +233,26 @@ static bool bind_arguments(const Operator &op, nb::args args, nb::kwargs kwargs,
   return true;
 }
 
+// Results whose schema names them — `-> (Tensor values, Tensor indices)` — come back as a named tuple,
+// `tensorplay.return_types.<op>`, like PyTorch's torch.return_types; the type is made once per op name.
+static nb::object return_type(const Operator &op) {
+  static nb::dict *types = new nb::dict();  // leaked: the types live as long as the ops
+  nb::str key(op.schema.name.c_str());
+  if (types->contains(key)) return (*types)[key];
+  nb::list fields;
+  for (const Argument &r : op.schema.returns) fields.append(nb::str(r.name.c_str()));
+  nb::object cls = nb::module_::import_("tensorplay_p10.return_types").attr("_make")(key, fields);
+  (*types)[key] = cls;
+  return cls;
+}
+
 static nb::object results_to_python(const Operator &op, Stack &stack) {
   if (stack.size() == 1) return value_to_python(stack[0]);
   nb::list items;
   for (const Value &v : stack) items.append(value_to_python(v));
-  return nb::tuple(items);
+  bool named = !op.schema.returns.empty();
+  for (const Argument &r : op.schema.returns) named = named && !r.name.empty();
+  return named ? return_type(op)(*items) : nb::object(nb::tuple(items));
 }
 
 // All overloads of one op name, callable from Python.

@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
-from . import library, ops, random
+from . import library, ops, random, return_types
 from ._C import get_num_threads, set_num_threads
 from ._device import device
 from ._dtype import (
@@ -180,6 +180,7 @@ __all__ = [
     "set_printoptions",
     "explain",
     "library",
+    "return_types",
     "ops",
     "random",
     "Generator",
