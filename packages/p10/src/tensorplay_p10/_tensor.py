@@ -250,6 +250,15 @@ class Tensor(_C.TensorBase):
     def expand_as(self, other: Tensor) -> Tensor:
         return self.expand(other.shape)
 
+    def repeat(self, *repeats: Any) -> Tensor:
+        return _op("repeat")(self, _shape_args(repeats, "repeat"))
+
+    def tile(self, *dims: Any) -> Tensor:
+        return _op("tile")(self, _shape_args(dims, "tile"))
+
+    def flip(self, *dims: Any) -> Tensor:
+        return _op("flip")(self, _shape_args(dims, "flip"))
+
     def squeeze(self, dim: Any = None) -> Tensor:
         return _op("squeeze")(self, dim)
 
