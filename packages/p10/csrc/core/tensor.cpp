@@ -168,6 +168,15 @@ Shape broadcast_shapes(const Shape &a, const Shape &b, const char *op) {
   return out;
 }
 
+bool is_expandable_to(const Shape &from, const Shape &to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 1; i <= from.size(); ++i) {
+    int64_t f = from[from.size() - i], t = to[to.size() - i];
+    if (f != t && f != 1) return false;
+  }
+  return true;
+}
+
 std::string shape_str(const Shape &s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);

@@ -111,5 +111,7 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char *op);
 // Broadcast two shapes by NumPy's rules; RuntimeError naming `op` and both shapes when they do not match.
 Shape broadcast_shapes(const Shape &a, const Shape &b, const char *op);
 std::string shape_str(const Shape &s);  // "[2, 3]"
+// Can a tensor of shape `from` be expanded (broadcast one way) to `to`? For ops that write into `to`.
+bool is_expandable_to(const Shape &from, const Shape &to);
 
 }  // namespace tp::p10

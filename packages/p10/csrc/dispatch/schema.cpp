@@ -59,7 +59,11 @@ struct Parser {
       while (pos < s.size() && s[pos] != ')') { if (s[pos] == '!') a.is_write = true; ++pos; }
       expect(")");
     }
-    if (accept("[")) {
+    if (a.type == ArgType::Tensor && accept("?[")) {  // Tensor?[]: a list whose entries may be None
+      expect("]");
+      a.type = ArgType::TensorList;
+      a.optional_elements = true;
+    } else if (accept("[")) {
       skip_ws();
       while (pos < s.size() && std::isdigit((unsigned char)s[pos])) ++pos;  // fixed sizes like int[2]
       expect("]");

@@ -26,6 +26,7 @@ struct Argument {
   bool has_default = false;
   Value default_value;
   bool is_write = false;     // `Tensor(a!)`: the op writes into this argument (in-place / out=)
+  bool optional_elements = false;  // `Tensor?[]`: None entries become undefined Tensors
   std::string text;          // the argument as written, for messages
 };
 

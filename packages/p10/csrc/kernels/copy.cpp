@@ -38,12 +38,7 @@ Tensor cast_to(const Tensor &t, ScalarType dtype) {
 // self.copy_(src): broadcast src to self's shape, convert to self's dtype. Bumps self's version.
 static Tensor copy_(const Tensor &self, const Tensor &src, bool non_blocking) {
   (void)non_blocking;  // CPU copies are synchronous
-  bool expandable = src.dim() <= self.dim();
-  for (int64_t i = 1; expandable && i <= src.dim(); ++i) {
-    int64_t s = src.sizes()[src.dim() - i], d = self.sizes()[self.dim() - i];
-    expandable = s == d || s == 1;
-  }
-  TP_CHECK(expandable, Runtime, "copy_: the source of shape ", shape_str(src.sizes()),
+  TP_CHECK(is_expandable_to(src.sizes(), self.sizes()), Runtime, "copy_: the source of shape ", shape_str(src.sizes()),
            " cannot be broadcast to the destination of shape ", shape_str(self.sizes()));
   TP_CHECK(self.device() == src.device() || src.device().is_cpu() || self.device().is_meta(), Runtime,
            "copy_: copying from ", device_str(src.device()), " to ", device_str(self.device()),

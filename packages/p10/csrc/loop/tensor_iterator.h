@@ -19,6 +19,7 @@
 // Kernels never do stride arithmetic themselves (STYLE.md rule 3).
 #pragma once
 #include <array>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -65,6 +66,9 @@ class TensorIterator {
   // Run `loop(char **data, const int64_t *byte_strides, int64_t n)` over every run of elements: data[k] points
   // at operand k's first element of the run, byte_strides[k] is its step. Runs are split across threads.
   template <typename Loop> void for_each(const Loop &loop) const;
+  // The same walk on the calling thread only: for loops whose writes may collide (scatter with repeated
+  // indices, index_put_ with accumulate), where splitting across threads would race.
+  template <typename Loop> void for_each_serial(const Loop &loop) const;
 
   // After the loop: copy a temporary output back into the caller's out tensor (Note [Output casting]).
   Tensor finish();
@@ -82,9 +86,10 @@ class TensorIterator {
 
   void compute_strides();
   void coalesce();
+  template <typename Loop> void walk(const Loop &loop, int64_t grain) const;
 };
 
-template <typename Loop> void TensorIterator::for_each(const Loop &loop) const {
+template <typename Loop> void TensorIterator::walk(const Loop &loop, int64_t grain) const {
   if (numel_ == 0 || is_meta_) return;
   const int nd = int(shape_.size());
   const int nt = ntensors_;
@@ -99,14 +104,14 @@ template <typename Loop> void TensorIterator::for_each(const Loop &loop) const {
   std::array<int64_t, kMaxOperands> inner_strides{};
   for (int k = 0; k < nt; ++k) inner_strides[k] = strides_[nd - 1][k];
   if (nd == 1) {  // the common case after coalescing: one flat run per thread, no index bookkeeping
-    parallel_for(0, numel_, kGrainSize, [&](int64_t begin, int64_t end) {
+    parallel_for(0, numel_, grain, [&](int64_t begin, int64_t end) {
       std::array<char *, kMaxOperands> ptr{};
       for (int k = 0; k < nt; ++k) ptr[k] = base[k] + begin * inner_strides[k];
       loop(ptr.data(), inner_strides.data(), end - begin);
     });
     return;
   }
-  parallel_for(0, numel_, kGrainSize, [&](int64_t begin, int64_t end) {
+  parallel_for(0, numel_, grain, [&](int64_t begin, int64_t end) {
     // Position of `begin` as a multi-index over the outer dims plus an offset into the innermost dim.
     std::vector<int64_t> idx(nd, 0);
     int64_t rem = begin;
@@ -126,6 +131,11 @@ template <typename Loop> void TensorIterator::for_each(const Loop &loop) const {
       for (int d = nd - 1; d > 0 && idx[d] >= shape_[d]; --d) { idx[d] = 0; ++idx[d - 1]; }
     }
   });
+}
+
+template <typename Loop> void TensorIterator::for_each(const Loop &loop) const { walk(loop, kGrainSize); }
+template <typename Loop> void TensorIterator::for_each_serial(const Loop &loop) const {
+  walk(loop, std::numeric_limits<int64_t>::max());
 }
 
 // ---- the scalar-lambda front end ----------------------------------------------------------------------------

@@ -70,7 +70,7 @@ static bool to_int(nb::handle h, int64_t &out) {
   return false;
 }
 
-bool python_to_value(nb::handle obj, const Argument &arg, Value &out, bool first_tensor_arg) {
+bool python_to_value(nb::handle obj, const Argument &arg, Value &out, bool no_number_as_tensor) {
   if (obj.is_none()) {
     if (!arg.optional && !(arg.has_default && arg.default_value.is_none())) return false;
     out = Value();
@@ -79,14 +79,15 @@ bool python_to_value(nb::handle obj, const Argument &arg, Value &out, bool first
   switch (arg.type) {
     case ArgType::Tensor:
       if (is_tensor(obj)) { out = Value(unwrap(obj)); return true; }
-      if (!first_tensor_arg && is_number(obj)) { out = Value(wrap_number(obj)); return true; }
+      if (!no_number_as_tensor && is_number(obj)) { out = Value(wrap_number(obj)); return true; }
       return false;
     case ArgType::TensorList: {
       if (!PyList_Check(obj.ptr()) && !PyTuple_Check(obj.ptr())) return false;
       std::vector<Tensor> ts;
       for (nb::handle h : obj) {
-        if (!is_tensor(h)) return false;
-        ts.push_back(unwrap(h));
+        if (h.is_none() && arg.optional_elements) ts.emplace_back();
+        else if (is_tensor(h)) ts.push_back(unwrap(h));
+        else return false;
       }
       out = Value::from_tensors(std::move(ts));
       return true;
@@ -135,7 +136,7 @@ bool python_to_value(nb::handle obj, const Argument &arg, Value &out, bool first
         return true;
       }
       if (is_tensor(obj) && unwrap(obj).numel() == 1 && unwrap(obj).dim() == 0) {  // a 0-d tensor as a number
-        return python_to_value(obj.attr("item")(), arg, out, first_tensor_arg);
+        return python_to_value(obj.attr("item")(), arg, out, no_number_as_tensor);
       }
       return false;
     case ArgType::ScalarType:
@@ -177,7 +178,7 @@ nb::object value_to_python(const Value &v) {
     case Value::Tag::IntList: return nb::tuple(nb::cast(v.ints));
     case Value::Tag::TensorList: {
       nb::list l;
-      for (const Tensor &t : v.tensors) l.append(wrap(t));
+      for (const Tensor &t : v.tensors) l.append(wrap(t));  // undefined entries (Tensor?[]) become None
       return l;
     }
     case Value::Tag::String: return nb::str(v.str.c_str());
@@ -189,7 +190,10 @@ nb::object value_to_python(const Value &v) {
 }
 
 // Try to bind (args, kwargs) to one overload; on failure `why` says what did not fit.
-static bool bind_arguments(const Operator &op, nb::args args, nb::kwargs kwargs, Stack &stack, std::string &why) {
+// `numbers_as_tensors`: may a Python number stand for a Tensor argument (other than the first)? OpPacket tries
+// every overload without that first, so `x.scatter_(1, idx, 5.0)` picks the overload taking a Scalar value.
+static bool bind_arguments(const Operator &op, nb::args args, nb::kwargs kwargs, Stack &stack, std::string &why,
+                           bool numbers_as_tensors = true) {
   const auto &params = op.schema.args;
   size_t npos = 0;
   while (npos < params.size() && !params[npos].kwarg_only) ++npos;
@@ -214,7 +218,7 @@ static bool bind_arguments(const Operator &op, nb::args args, nb::kwargs kwargs,
       if (p.has_default) v = p.default_value;
       else if (p.optional) v = Value();
       else { why = "missing required argument '" + p.name + "'"; return false; }
-    } else if (!python_to_value(obj, p, v, first_tensor && p.type == ArgType::Tensor)) {
+    } else if (!python_to_value(obj, p, v, !numbers_as_tensors || (first_tensor && p.type == ArgType::Tensor))) {
       why = "argument '" + p.name + "' must be " + p.text.substr(0, p.text.find(' ')) + ", not " +
             Py_TYPE(obj.ptr())->tp_name;
       return false;
@@ -263,12 +267,15 @@ struct OpPacket {
   nb::object call(nb::args args, nb::kwargs kwargs) const {
     Stack stack;
     std::string why, all_why;
-    for (Operator *op : overloads) {
-      if (bind_arguments(*op, args, kwargs, stack, why)) {
-        ::tp::p10::call(*op, stack);
-        return results_to_python(*op, stack);
+    // Two passes: exact matches first, then numbers allowed where a schema says Tensor (Note [Wrapped numbers]).
+    for (bool numbers_as_tensors : {false, true}) {
+      for (Operator *op : overloads) {
+        if (bind_arguments(*op, args, kwargs, stack, why, numbers_as_tensors)) {
+          ::tp::p10::call(*op, stack);
+          return results_to_python(*op, stack);
+        }
+        if (numbers_as_tensors) all_why += "\n * " + op->schema.text + "\n      (" + why + ")";
       }
-      all_why += "\n * " + op->schema.text + "\n      (" + why + ")";
     }
     fail(ErrorKind::Type, name, "() received an invalid combination of arguments, expected one of:", all_why);
   }

@@ -30,7 +30,7 @@ Device device_from_object(nanobind::handle h);     // accepts a device, "cuda:0"
 
 // Python value <-> boxed Value according to a schema argument (python/py_ops.cpp).
 struct Argument;
-bool python_to_value(nanobind::handle obj, const Argument &arg, Value &out, bool first_tensor_arg);
+bool python_to_value(nanobind::handle obj, const Argument &arg, Value &out, bool no_number_as_tensor);
 nanobind::object value_to_python(const Value &v);
 
 }  // namespace tp::p10

@@ -6,6 +6,8 @@ names ``bool``/``int``/``float`` exported there do not shadow the builtins here.
 
 from __future__ import annotations
 
+from typing import Any
+
 from . import _C, ops
 from ._dtype import dtype
 from ._tensor import Tensor
@@ -14,6 +16,11 @@ from ._tensor import Tensor
 def result_type(tensor1: object, tensor2: object) -> dtype:
     """The dtype an arithmetic op on ``tensor1`` and ``tensor2`` (tensors or Python numbers) would produce."""
     return _C._result_type(tensor1, tensor2)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
+    """Coordinates of the nonzero elements (see ``Tensor.nonzero``)."""
+    return input.nonzero(as_tuple=as_tuple)
 
 
 def is_tensor(obj: object) -> bool:

@@ -438,6 +438,15 @@ class Tensor(_C.TensorBase):
 
         setitem(self, index, value)
 
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        """Coordinates of the nonzero elements: ``[n, ndim]``, or one index tensor per dim (``as_tuple``)."""
+        coords = _op("nonzero")(self)
+        if not as_tuple:
+            return coords
+        if self.dim() == 0:  # PyTorch treats a 0-d tensor as 1-D here
+            return (_op("full")([coords.shape[0]], 0, dtype=D.int64),)
+        return tuple(coords.unbind(1))
+
     # ---- arithmetic ---------------------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
         return _add(self, other)
