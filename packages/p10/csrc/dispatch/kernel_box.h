@@ -58,14 +58,16 @@ template <typename R, typename... A> struct FnTraits<R (*)(A...)> {
   using Args = std::tuple<std::decay_t<A>...>;
 };
 
+template <typename T> struct is_tuple : std::false_type {};
+template <typename... T> struct is_tuple<std::tuple<T...>> : std::true_type {};
+
+// A kernel's result onto the stack; a tuple (several results) pushes each element in order.
 template <typename R> void push_result(Stack &s, R &&r) {
   using D = std::decay_t<R>;
   if constexpr (std::is_same_v<D, Tensor>) s.push_back(Value(std::forward<R>(r)));
   else if constexpr (std::is_same_v<D, std::vector<Tensor>>) s.push_back(Value::from_tensors(std::forward<R>(r)));
-  else if constexpr (std::is_same_v<D, std::tuple<Tensor, Tensor>>) {
-    s.push_back(Value(std::get<0>(r)));
-    s.push_back(Value(std::get<1>(r)));
-  } else s.push_back(to_value(r));
+  else if constexpr (is_tuple<D>::value) std::apply([&s](auto &&...x) { (push_result(s, x), ...); }, r);
+  else s.push_back(to_value(r));
 }
 
 template <auto Fn, typename Args, size_t... I>
@@ -156,6 +158,8 @@ template <typename R = Tensor, typename... Args> R call_op(const Operator &op, c
   else if constexpr (std::is_same_v<R, Tensor>) return s.at(0).is_none() ? Tensor() : s[0].tensor;
   else if constexpr (std::is_same_v<R, std::vector<Tensor>>) return s.at(0).tensors;
   else if constexpr (std::is_same_v<R, std::tuple<Tensor, Tensor>>) return {s.at(0).tensor, s.at(1).tensor};
+  else if constexpr (std::is_same_v<R, std::tuple<Tensor, Tensor, Tensor>>)
+    return {s.at(0).tensor, s.at(1).tensor, s.at(2).tensor};
   else return FromValue<R>::get(s.at(0));
 }
 

@@ -95,6 +95,8 @@ from ._functional import (
     tanh,
     transpose,
     true_divide,
+    unique,
+    unique_consecutive,
     unsqueeze,
 )
 from ._tensor import Size, Tensor, broadcast_shapes, chunk, flatten, movedim, split, unbind, unflatten
@@ -182,6 +184,8 @@ __all__ = [
     "explain",
     "library",
     "nonzero",
+    "unique",
+    "unique_consecutive",
     "return_types",
     "ops",
     "random",

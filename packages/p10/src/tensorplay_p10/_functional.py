@@ -18,6 +18,24 @@ def result_type(tensor1: object, tensor2: object) -> dtype:
     return _C._result_type(tensor1, tensor2)
 
 
+def unique(
+    input: Tensor,
+    sorted: bool = True,
+    return_inverse: bool = False,
+    return_counts: bool = False,
+    dim: Any = None,
+) -> Any:
+    """Distinct values of ``input`` (see ``Tensor.unique``)."""
+    return input.unique(sorted, return_inverse, return_counts, dim)
+
+
+def unique_consecutive(
+    input: Tensor, return_inverse: bool = False, return_counts: bool = False, dim: Any = None
+) -> Any:
+    """Runs of equal neighbours merged (see ``Tensor.unique_consecutive``)."""
+    return input.unique_consecutive(return_inverse, return_counts, dim)
+
+
 def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     """Coordinates of the nonzero elements (see ``Tensor.nonzero``)."""
     return input.nonzero(as_tuple=as_tuple)

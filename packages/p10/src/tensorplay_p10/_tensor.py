@@ -438,6 +438,25 @@ class Tensor(_C.TensorBase):
 
         setitem(self, index, value)
 
+    def unique(
+        self,
+        sorted: bool = True,
+        return_inverse: bool = False,
+        return_counts: bool = False,
+        dim: int | None = None,
+    ) -> Any:
+        """Distinct values (sorted). With ``return_inverse``/``return_counts``, also where each element went
+        and how often each value occurs, as a tuple (PyTorch's convention)."""
+        out = _op("unique")(self, sorted, return_inverse, return_counts, dim)
+        return _pick_unique(out, return_inverse, return_counts)
+
+    def unique_consecutive(
+        self, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None
+    ) -> Any:
+        """Like :meth:`unique` but only merges runs of equal neighbours (no sorting)."""
+        out = _op("unique_consecutive")(self, return_inverse, return_counts, dim)
+        return _pick_unique(out, return_inverse, return_counts)
+
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         """Coordinates of the nonzero elements: ``[n, ndim]``, or one index tensor per dim (``as_tuple``)."""
         coords = _op("nonzero")(self)
@@ -585,6 +604,13 @@ class Tensor(_C.TensorBase):
 
     def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
         return _op("multinomial")(self, num_samples, replacement, generator=generator)
+
+
+def _pick_unique(out: Any, return_inverse: bool, return_counts: bool) -> Any:
+    """The unique ops compute all three results; return what was asked for, as PyTorch does."""
+    values, inverse, counts = out
+    extra = [t for t, want in ((inverse, return_inverse), (counts, return_counts)) if want]
+    return (values, *extra) if extra else values
 
 
 _TYPE_NAMES = {
