@@ -169,10 +169,12 @@ Acc pairwise_sum_impl(const T *p, int64_t n, int64_t s, const Load &load) {
     return res;
   }
   const int64_t half = (n / 2) & ~int64_t(7);
-  return pairwise_sum_impl<Acc, Contig>(p, half, s, load) + pairwise_sum_impl<Acc, Contig>(p + half * s, n - half, s, load);
+  return pairwise_sum_impl<Acc, Contig>(p, half, s, load) +
+         pairwise_sum_impl<Acc, Contig>(p + half * s, n - half, s, load);
 }
 
-template <typename Acc, typename T, typename Load> Acc pairwise_sum(const T *p, int64_t n, int64_t s, const Load &load) {
+template <typename Acc, typename T, typename Load>
+Acc pairwise_sum(const T *p, int64_t n, int64_t s, const Load &load) {
   return s == 1 ? pairwise_sum_impl<Acc, true>(p, n, 1, load) : pairwise_sum_impl<Acc, false>(p, n, s, load);
 }
 
