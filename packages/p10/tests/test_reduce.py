@@ -241,6 +241,22 @@ def test_nan_propagates_with_its_index():
     assert math.isnan(mn.tolist()[0]) and mx.tolist()[1] == 3.0
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.int64, np.float16])
+def test_amax_amin_contiguous_rows(dtype):
+    # long contiguous rows take the vector path; NaNs anywhere in them (vector body or scalar tail) propagate
+    a = rng.integers(-100, 100, (3, 1003)).astype(dtype)
+    x = tp.tensor(a)
+    np.testing.assert_array_equal(x.amax(1).numpy(), a.max(1))
+    np.testing.assert_array_equal(x.amin(1).numpy(), a.min(1))
+    assert x.max().item() == a.max() and x.min().item() == a.min()
+    if np.issubdtype(dtype, np.floating):
+        for pos in (0, 17, 500, 1002):
+            b = a.copy()
+            b[1, pos] = np.nan
+            got = tp.tensor(b).amax(1).numpy()
+            assert np.isnan(got[1]) and got[0] == a[0].max() and np.isnan(tp.tensor(b).amin().item())
+
+
 def test_aminmax():
     a = rng.standard_normal((3, 4)).astype(np.float32)
     r = tp.aminmax(tp.tensor(a))

@@ -6,6 +6,7 @@
 // row and order it (nth_element or sort), so they run one row per task.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "dispatch/kernel_box.h"
 #include "kernels/cast.h"
@@ -70,12 +71,77 @@ static void max_min_kernel(const ReducePlan &p, const Tensor &self, bool is_max,
   });
 }
 
+// Values only (max(), amax, amin): no index to track. Contiguous rows of the native types use 16-byte vectors
+// (GCC/Clang vector extensions: one SSE/NEON register, two of them in flight) for the running maxima and a
+// separate lane mask for "saw a NaN", because the hardware max drops NaNs (Note [NaN in max and min]).
+template <typename T, bool IsMax> static T contiguous_best(const T *x, int64_t n, bool &nan) {
+  typedef T V __attribute__((vector_size(16)));
+  using Mask = decltype(V{} > V{});
+  constexpr int L = 16 / sizeof(T);
+  V r0, r1;
+  for (int j = 0; j < L; ++j) r0[j] = r1[j] = x[0];
+  Mask nans{};
+  int64_t i = 0;
+  for (; i + 2 * L <= n; i += 2 * L) {
+    V a, b;
+    std::memcpy(&a, x + i, sizeof(V));
+    std::memcpy(&b, x + i + L, sizeof(V));
+    nans |= (a != a) | (b != b);
+    r0 = (IsMax ? a > r0 : a < r0) ? a : r0;
+    r1 = (IsMax ? b > r1 : b < r1) ? b : r1;
+  }
+  T m = x[0];
+  for (int j = 0; j < L; ++j) {
+    nan |= nans[j] != 0;
+    for (T e : {r0[j], r1[j]}) m = (IsMax ? e > m : e < m) ? e : m;
+  }
+  for (; i < n; ++i) {
+    nan |= x[i] != x[i];
+    m = (IsMax ? x[i] > m : x[i] < m) ? x[i] : m;
+  }
+  return m;
+}
+
+template <typename T, bool IsMax> static void value_scan(const ReducePlan &p, const Tensor &values) {
+  using M = opmath_t<T>;
+  T *v = values.data<T>();
+  auto pick = [](M a, M b) { return (IsMax ? b > a : b < a) ? b : a; };
+  reduce_rows<T, M>(
+      p, [&](const T *x, int64_t n, int64_t s, int64_t) {
+        bool nan = false;
+        M r = M(x[0]);
+        if constexpr (std::is_same_v<T, M> && !std::is_same_v<T, bool>) {
+          if (s == 1) {
+            r = contiguous_best<T, IsMax>(x, n, nan);
+            return nan ? M(NAN) : r;
+          }
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          M e = M(x[i * s]);
+          nan |= is_nan(e);
+          r = pick(r, e);
+        }
+        return nan ? M(NAN) : r;
+      },
+      [&](M a, M b) { return is_nan(a) || is_nan(b) ? M(NAN) : pick(a, b); },
+      [v](int64_t o, M m) { v[o] = cast_value<T>(m); });
+}
+
+static void value_kernel(const ReducePlan &p, const Tensor &self, bool is_max, const Tensor &values) {
+  TP_DISPATCH_ALL(self.dtype(), p.op, [&]<typename T>() {
+    if constexpr (!is_complex_dtype<T>) {
+      if (is_max) value_scan<T, true>(p, values);
+      else value_scan<T, false>(p, values);
+    }
+  });
+}
+
 static Tensor max_all_impl(const Tensor &self, const char *op, bool is_max) {
   check_not_complex(self, op);
   check_nonempty_reduction(self, std::nullopt, op);
   ReducePlan p = make_reduce_plan(self, std::nullopt, false, op);
   Tensor v = p.new_output(self.dtype());
-  max_min_kernel(p, self, is_max, v, Tensor());
+  value_kernel(p, self, is_max, v);
   return v;
 }
 
@@ -94,7 +160,7 @@ static Tensor amax_impl(const Tensor &self, const Dims &dim, bool keepdim, const
   check_nonempty_reduction(self, dim, op);
   ReducePlan p = make_reduce_plan(self, dim, keepdim, op);
   Tensor v = p.new_output(self.dtype());
-  max_min_kernel(p, self, is_max, v, Tensor());
+  value_kernel(p, self, is_max, v);
   return v;
 }
 

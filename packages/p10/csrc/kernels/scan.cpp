@@ -37,6 +37,15 @@ template <typename T, typename State, typename Init, typename Step>
 static void scan_lines(const Tensor &x, const ScanShape &sh, const Init &init, const Step &step) {
   if (x.device().is_meta() || x.numel() == 0) return;
   const T *data = x.data<T>();
+  if (sh.inner == 1) {  // scanning the innermost dim: one contiguous line per outer index
+    parallel_for(0, sh.outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(sh.n, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) {
+        State st = init();
+        for (int64_t k = 0, pos = o * sh.n; k < sh.n; ++k, ++pos) step(st, data[pos], k, pos);
+      }
+    });
+    return;
+  }
   constexpr int64_t kTile = 512;
   const int64_t tiles = (sh.inner + kTile - 1) / kTile;
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(sh.n * std::min(kTile, sh.inner), 1));
