@@ -277,7 +277,8 @@ static std::tuple<Tensor, Tensor> mode(const Tensor &self, int64_t dim, bool kee
       for_each_row<T>(p, [&](int64_t o, const T *x, int64_t n, int64_t s) {
         thread_local Pairs<M> buf;
         load_pairs<T>(buf, x, n, s, false);
-        // NaNs sort last and count as equal to each other, like PyTorch's sort-based kernel.
+        // NaNs sort last and count as equal to each other (PyTorch's answer for rows with NaN depends on
+        // the order its sort leaves them in, so there is nothing to match there).
         auto less = [](const std::pair<M, int64_t> &a, const std::pair<M, int64_t> &b) {
           bool an = is_nan(a.first), bn = is_nan(b.first);
           if (an != bn) return bn;
