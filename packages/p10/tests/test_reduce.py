@@ -142,6 +142,23 @@ def test_size0_size1_and_0d():
     assert v.item() == 5.0 and i.item() == 0
 
 
+def test_expanded_inputs_and_thread_counts():
+    e = tp.tensor([1.0, 2.0, 3.0]).expand(4, 3)  # stride 0 along dim 0
+    assert e.sum(0).tolist() == [4.0, 8.0, 12.0] and e.sum(1).tolist() == [6.0] * 4 and e.sum().item() == 24.0
+    assert e.amax(0).tolist() == [1.0, 2.0, 3.0] and e.var(0).tolist() == [0.0] * 3
+    a = rng.standard_normal((3, 1_500_000)).astype(np.float32)
+    x = tp.tensor(a)
+    before = tp.get_num_threads()
+    try:
+        tp.set_num_threads(1)
+        one = (x.sum(1).numpy(), x.argmax().item(), x.var(1).numpy())
+    finally:
+        tp.set_num_threads(before)
+    np.testing.assert_allclose(x.sum(1).numpy(), one[0], rtol=1e-6)
+    assert x.argmax().item() == one[1] == a.argmax()
+    np.testing.assert_allclose(x.var(1).numpy(), one[2], rtol=1e-6)
+
+
 def test_dim_errors():
     x = tp.zeros(2, 3)
     with pytest.raises(
