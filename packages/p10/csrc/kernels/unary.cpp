@@ -72,7 +72,8 @@ static Tensor sgn_impl(const UnaryCall &c, const Tensor &self) {
   check_out_dtype(c, self.dtype());
   TensorIterator it = unary_iter(c, self, false);
   TP_DISPATCH_ALL(it.common_dtype(), c.op, [&]<typename T>() {
-    if constexpr (is_complex_dtype<T>) cpu_kernel<T>(it, [](T z) -> T { return z == T(0) ? T(0) : z / std::abs(z); });
+    if constexpr (is_complex_dtype<T>)
+      cpu_kernel<T>(it, [](T z) -> T { return z == T(0) ? T(0) : z / std::abs(z); });
     else cpu_kernel<T>(it, [](T x) -> T { return sign_of(x); });
   });
   return it.finish();
@@ -201,7 +202,8 @@ static Tensor nan_to_num_impl(const UnaryCall &c, const Tensor &self, std::optio
 
 // Run a predicate with a bool result; integers are never NaN or infinite, so `pred` sees only float values
 // (as opmath) and complex ones, and `int_result` answers for bool and integer dtypes.
-template <typename Pred> static Tensor classify(const UnaryCall &c, const Tensor &self, bool int_result, Pred pred) {
+template <typename Pred>
+static Tensor classify(const UnaryCall &c, const Tensor &self, bool int_result, Pred pred) {
   TensorIterator it = unary_iter(c, self, false, ScalarType::Bool);
   TP_DISPATCH_ALL(it.common_dtype(), c.op, [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool> || std::is_integral_v<T>)
@@ -247,7 +249,8 @@ static Tensor signbit_impl(const UnaryCall &c, const Tensor &self) {
            "signbit does not support non-boolean outputs.");
   TensorIterator it = unary_iter(c, self, false, ScalarType::Bool);
   TP_DISPATCH_ALL(it.common_dtype(), c.op, [&]<typename T>() {
-    if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) cpu_kernel<T>(it, [](T) -> bool { return false; });
+    if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>)
+      cpu_kernel<T>(it, [](T) -> bool { return false; });
     else if constexpr (std::is_integral_v<T>) cpu_kernel<T>(it, [](T x) -> bool { return x < 0; });
     else if constexpr (!is_complex_dtype<T>) cpu_kernel<T>(it, [](T x) -> bool { return sign_bit(x); });
   });

@@ -63,7 +63,9 @@ static Tensor angle_impl(const UnaryCall &c, const Tensor &self) {
 }
 
 static Tensor angle(const Tensor &self) { return angle_impl({"angle", Tensor(), false}, self); }
-static Tensor angle_out(const Tensor &self, const Tensor &out) { return angle_impl({"angle.out", out, false}, self); }
+static Tensor angle_out(const Tensor &self, const Tensor &out) {
+  return angle_impl({"angle.out", out, false}, self);
+}
 
 TP_LIBRARY(unary_complex) {
   lib.def("real(Tensor(a) self) -> Tensor(a)");
