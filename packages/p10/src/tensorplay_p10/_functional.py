@@ -50,21 +50,6 @@ def numel(input: Tensor) -> int:
     return input.numel()
 
 
-def _unary(name: str):
-    def fn(input: Tensor, *, out: Tensor | None = None) -> Tensor:
-        r = ops.call(name, input)
-        return r if out is None else out.copy_(r)
-
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise ``{name}`` (see ``tp.ops.info('{name}')`` for its kernels)."
-    return fn
-
-
-neg, abs, exp, log, sqrt, sin, cos, tanh, sigmoid = (
-    _unary(n) for n in ("neg", "abs", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid")
-)
-
-
 def add(input: Tensor, other: object, *, alpha: object = 1, out: Tensor | None = None) -> Tensor:
     """``input + alpha * other`` with broadcasting and type promotion."""
     return (

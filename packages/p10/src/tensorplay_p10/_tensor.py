@@ -539,33 +539,6 @@ class Tensor(_C.TensorBase):
     def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
         return _div_(self, other, rounding_mode=rounding_mode)
 
-    def neg(self) -> Tensor:
-        return _op("neg")(self)
-
-    def abs(self) -> Tensor:
-        return _op("abs")(self)
-
-    def exp(self) -> Tensor:
-        return _op("exp")(self)
-
-    def log(self) -> Tensor:
-        return _op("log")(self)
-
-    def sqrt(self) -> Tensor:
-        return _op("sqrt")(self)
-
-    def sin(self) -> Tensor:
-        return _op("sin")(self)
-
-    def cos(self) -> Tensor:
-        return _op("cos")(self)
-
-    def tanh(self) -> Tensor:
-        return _op("tanh")(self)
-
-    def sigmoid(self) -> Tensor:
-        return _op("sigmoid")(self)
-
     # ---- random fills -------------------------------------------------------------------------------
     def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> Tensor:
         return _op("uniform_")(self, from_, to, generator=generator)
