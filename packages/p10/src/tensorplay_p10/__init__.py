@@ -13,6 +13,8 @@ Example:
 
 from __future__ import annotations
 
+import scipy_openblas32 as _openblas  # noqa: F401  loads libscipy_openblas.so before _C needs it (CMakeLists)
+
 from . import library, ops, random, return_types
 from ._C import get_num_threads, set_num_threads
 from ._device import device
@@ -96,6 +98,7 @@ from ._functional import (
     true_divide,
     unsqueeze,
 )
+from ._matmul import einsum, tensordot
 from ._tensor import Size, Tensor, broadcast_shapes, chunk, flatten, movedim, split, unbind, unflatten
 from ._tensor_str import get_printoptions, set_printoptions
 from .random import (
@@ -179,6 +182,8 @@ __all__ = [
     "get_printoptions",
     "set_printoptions",
     "explain",
+    "einsum",
+    "tensordot",
     "library",
     "return_types",
     "ops",
