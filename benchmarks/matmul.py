@@ -29,6 +29,10 @@ except ImportError:  # the comparison is optional
 
 def gflops(fn: Any, n: int, min_time: float = 0.5) -> float:
     """Median GFLOP/s of fn() (one n x n x n product), repeated for at least min_time s after a warm-up."""
+    # Three thread pools share this process (ours, NumPy's and PyTorch's), and a pool keeps spinning for a
+    # while after its last call; a pause lets the previous framework's threads go to sleep before this one is
+    # timed, or small sizes measure that contention instead of the GEMM.
+    time.sleep(0.5)
     fn()
     times: list[float] = []
     start = time.perf_counter()
