@@ -292,6 +292,9 @@ def test_add_family_beta_zero_ignores_nan_and_inplace_out():
     assert out.shape == (2, 2) and out.tolist() == [[4.0, 4.0], [4.0, 4.0]]
     i = tp.tensor([[1, 2], [3, 4]])
     assert tp.addmm(i, i, i, beta=2, alpha=3).tolist() == [[23, 34], [51, 74]]
+    # integer results take alpha and beta truncated to integers, as PyTorch does
+    assert tp.addmm(i, i, i, alpha=0.5).tolist() == [[1, 2], [3, 4]]
+    assert tp.addmm(i, i, i, beta=1.5).tolist() == [[8, 12], [18, 26]]
     with pytest.raises(RuntimeError, match="self and mat2 must have the same dtype"):
         tp.addmm(tp.ones(2, 2, dtype=tp.float64), tp.ones(2, 2), tp.ones(2, 2))
 

@@ -32,12 +32,9 @@ bool blas_supports(ScalarType t) {
 //   is itself inside a parallel region gemm_batched uses the reference kernel, which then runs serially —
 //   otherwise every OpenMP thread would start a full OpenBLAS pool and oversubscribe the cores.
 void blas_sync_threads() {
-  static int current = -1;
+  static std::atomic<int> current{-1};
   int want = get_num_threads();
-  if (want != current) {
-    scipy_openblas_set_num_threads(want);
-    current = want;
-  }
+  if (current.exchange(want) != want) scipy_openblas_set_num_threads(want);
 }
 
 // Note [BLAS layouts]
