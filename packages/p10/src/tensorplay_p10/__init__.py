@@ -13,6 +13,8 @@ Example:
 
 from __future__ import annotations
 
+import scipy_openblas32 as _openblas  # noqa: F401  loads libscipy_openblas.so before _C needs it (CMakeLists)
+
 from . import library, ops, random, return_types
 from ._C import get_num_threads, set_num_threads
 from ._device import device
@@ -90,6 +92,7 @@ from ._functional import (
     unique_consecutive,
     unsqueeze,
 )
+from ._matmul import einsum, tensordot
 from ._tensor import Size, Tensor, broadcast_shapes, chunk, flatten, movedim, split, unbind, unflatten
 from ._tensor_str import get_printoptions, set_printoptions
 from .random import (
@@ -173,6 +176,8 @@ __all__ = [
     "get_printoptions",
     "set_printoptions",
     "explain",
+    "einsum",
+    "tensordot",
     "library",
     "nonzero",
     "unique",

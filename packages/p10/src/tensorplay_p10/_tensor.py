@@ -494,6 +494,12 @@ class Tensor(_C.TensorBase):
     def __imul__(self, other: Any) -> Tensor:
         return _mul_(self, other)
 
+    def __matmul__(self, other: Any) -> Tensor:
+        return _op("matmul")(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _op("matmul")(other, self)
+
     def __truediv__(self, other: Any) -> Tensor:
         return _div(self, other)
 

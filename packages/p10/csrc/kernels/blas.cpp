@@ -1,0 +1,140 @@
+// blas.cpp — the OpenBLAS binding (scipy-openblas32 wheel) and gemm_batched, which chooses BLAS or the reference.
+//
+// Where it sits: below kernels/matmul.cpp. The library comes from the scipy-openblas32 wheel: CMakeLists.txt links
+// its imported target, and tensorplay_p10/__init__.py imports scipy_openblas32 first so the .so is loaded.
+// Its cblas.h already carries the wheel's `scipy_` symbol prefix.
+#include "kernels/blas.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <atomic>
+#include <climits>
+
+#include "dispatch/kernel_box.h"
+#include "loop/parallel.h"
+
+namespace tp::p10 {
+
+static std::atomic<bool> g_use_blas{true};
+void set_gemm_use_blas(bool on) { g_use_blas = on; }
+bool gemm_use_blas() { return g_use_blas; }
+
+bool blas_supports(ScalarType t) {
+  return t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Complex64 ||
+         t == ScalarType::Complex128;
+}
+
+// Note [GEMM threads]
+//   OpenBLAS (the wheel's pthreads build) has its own thread pool, separate from our OpenMP one. Before each
+//   BLAS call we give it tp.get_num_threads() threads, so tp.set_num_threads() governs GEMM too. The two pools
+//   never run at once: GEMM is called from the op's thread, never from inside parallel_for, and when a caller
+//   is itself inside a parallel region gemm_batched uses the reference kernel, which then runs serially —
+//   otherwise every OpenMP thread would start a full OpenBLAS pool and oversubscribe the cores.
+void blas_sync_threads() {
+  static std::atomic<int> current{-1};
+  int want = get_num_threads();
+  if (current.exchange(want) != want) scipy_openblas_set_num_threads(want);
+}
+
+// Note [BLAS layouts]
+//   BLAS addresses a matrix by a pointer, a leading dimension and a transpose flag. A row-major view (column
+//   stride 1, row stride >= columns) is passed as is; a column-major one (row stride 1, e.g. x.t() of a
+//   contiguous x) is passed with the transpose flag, so transposed inputs are never copied. A stride that
+//   does not matter (a dim of size 1) is normalised first. Anything else (slices with step, expanded dims)
+//   does not fit, and the caller copies that operand to a contiguous one.
+static bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool &trans, int64_t &ld) {
+  if (cols == 1) cs = 1;
+  if (rows == 1) rs = cs == 1 ? std::max<int64_t>(cols, 1) : 1;
+  if (cs == 1 && rs >= std::max<int64_t>(cols, 1)) { trans = false; ld = rs; }
+  else if (rs == 1 && cs >= std::max<int64_t>(rows, 1)) { trans = true; ld = cs; }
+  else return false;
+  return ld <= INT_MAX;
+}
+
+template <typename T> static void cblas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, T alpha,
+                                             const T *a, int lda, const T *b, int ldb, T beta, T *c, int ldc) {
+  if constexpr (std::is_same_v<T, float>)
+    scipy_cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  else if constexpr (std::is_same_v<T, double>)
+    scipy_cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  else if constexpr (std::is_same_v<T, complex64>)
+    scipy_cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+  else
+    scipy_cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
+}
+
+template <typename T>
+bool gemm_blas(int64_t m, int64_t n, int64_t k, const Scalar &alpha, MatRef<const T> a, MatRef<const T> b,
+               const Scalar &beta, MatRef<T> c) {
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || k == 0) return false;  // k == 0: the reference scales C
+  bool ta, tb, tc;
+  int64_t lda, ldb, ldc;
+  if (!blas_layout(m, k, a.rs, a.cs, ta, lda) || !blas_layout(k, n, b.rs, b.cs, tb, ldb) ||
+      !blas_layout(m, n, c.rs, c.cs, tc, ldc))
+    return false;
+  blas_sync_threads();
+  T al = alpha.to<T>(), be = beta.to<T>();
+  if (!tc) {
+    cblas_gemm<T>(ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), al,
+                  a.data, int(lda), b.data, int(ldb), be, c.data, int(ldc));
+  } else {  // column-major C: compute C^T = B^T @ A^T, whose row-major layout is C's memory
+    cblas_gemm<T>(tb ? CblasNoTrans : CblasTrans, ta ? CblasNoTrans : CblasTrans, int(n), int(m), int(k), al,
+                  b.data, int(ldb), a.data, int(lda), be, c.data, int(ldc));
+  }
+  return true;
+}
+
+template bool gemm_blas<float>(int64_t, int64_t, int64_t, const Scalar &, MatRef<const float>, MatRef<const float>,
+                               const Scalar &, MatRef<float>);
+template bool gemm_blas<double>(int64_t, int64_t, int64_t, const Scalar &, MatRef<const double>,
+                                MatRef<const double>, const Scalar &, MatRef<double>);
+template bool gemm_blas<complex64>(int64_t, int64_t, int64_t, const Scalar &, MatRef<const complex64>,
+                                   MatRef<const complex64>, const Scalar &, MatRef<complex64>);
+template bool gemm_blas<complex128>(int64_t, int64_t, int64_t, const Scalar &, MatRef<const complex128>,
+                                    MatRef<const complex128>, const Scalar &, MatRef<complex128>);
+
+// Does every matrix of a 3-D tensor fit BLAS? (Note [BLAS layouts])
+static bool fits_blas(const Tensor &t) {
+  bool tr;
+  int64_t ld;
+  return blas_layout(t.size(1), t.size(2), t.stride(1), t.stride(2), tr, ld);
+}
+
+void gemm_batched(const char *op, const Tensor &a_in, const Tensor &b_in, const Tensor &c_in, const Scalar &alpha,
+                  const Scalar &beta) {
+  ScalarType dt = c_in.dtype();
+  if (dt == ScalarType::Bool) throw_unsupported_dtype(op, dt);
+  if (c_in.device().is_meta() || c_in.numel() == 0) return;
+  const int64_t batch = c_in.size(0), m = c_in.size(1), n = c_in.size(2), k = a_in.size(2);
+  bool use_blas = g_use_blas && blas_supports(dt) && k > 0 && !in_parallel_region();
+  Tensor a = a_in, b = b_in, c = c_in;
+  if (use_blas) {  // copy what BLAS cannot address, once for the whole batch
+    if (!fits_blas(a)) a = call_op<Tensor>(TP_OP("contiguous"), a);
+    if (!fits_blas(b)) b = call_op<Tensor>(TP_OP("contiguous"), b);
+    if (!fits_blas(c)) {
+      c = empty_tensor(c_in.sizes(), dt, c_in.device());
+      if (beta.to_complex() != std::complex<double>(0)) call_op<Tensor>(TP_OP("copy_"), c, c_in, false);
+    }
+  }
+  TP_DISPATCH_ALL(dt, op, [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T *pa = a.data<T>(), *pb = b.data<T>();
+      T *pc = c.data<T>();
+      for (int64_t i = 0; i < batch; ++i) {
+        MatRef<const T> ma{pa + i * a.stride(0), a.stride(1), a.stride(2)};
+        MatRef<const T> mb{pb + i * b.stride(0), b.stride(1), b.stride(2)};
+        MatRef<T> mc{pc + i * c.stride(0), c.stride(1), c.stride(2)};
+        bool done = false;
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, complex64> ||
+                      std::is_same_v<T, complex128>) {
+          if (use_blas) done = gemm_blas<T>(m, n, k, alpha, ma, mb, beta, mc);
+        }
+        if (!done) gemm_reference<T>(m, n, k, alpha, ma, mb, beta, mc);
+      }
+    }
+  });
+  if (c.impl() != c_in.impl()) call_op<Tensor>(TP_OP("copy_"), c_in, c, false);
+}
+
+}  // namespace tp::p10
