@@ -220,6 +220,8 @@ def test_pow_integer_rules():
     assert tp.pow(2, tp.tensor([3])).tolist() == [8]
     with pytest.raises(TypeError, match="not implemented for dtype 'bool'"):
         tp.tensor([True]) ** tp.tensor([True])
+    b = tp.tensor([True, False])
+    assert (b**True).tolist() == [True, False] and (b**False).tolist() == [True, True]  # as in PyTorch
     x = tp.tensor([1.0, 2.0, 3.0])
     x **= 2
     assert x.tolist() == [1.0, 4.0, 9.0]
@@ -274,6 +276,8 @@ def test_maximum_propagates_nan_fmax_ignores_it():
         np.testing.assert_array_equal(
             getattr(tp, name)(a, b).numpy(), ref(a.numpy(), b.numpy()), err_msg=name
         )
+    z = tp.maximum(tp.tensor([0.0, -0.0]), tp.tensor([-0.0, 0.0])).tolist()
+    assert [math.copysign(1, v) for v in z] == [-1, 1]  # a tie returns the second argument, as in PyTorch
     assert tp.maximum(tp.tensor([1, 5]), 2.5).tolist() == [2.5, 5.0]  # a number lifts int to float
     assert tp.maximum(tp.tensor([True, False]), tp.tensor([False, False])).tolist() == [True, False]
     assert tp.minimum(tp.tensor([1], dtype=tp.uint8), tp.tensor([-1], dtype=tp.int8)).dtype is tp.int16
@@ -286,9 +290,16 @@ def test_copysign_nextafter_xlogy():
     b = np.array([-0.0, 1.0, -1.0, np.nan], np.float32)
     np.testing.assert_array_equal(tp.copysign(tp.tensor(a), tp.tensor(b)).numpy(), np.copysign(a, b))
     assert tp.copysign(tp.tensor([1, 2]), -1).tolist() == [-1.0, -2.0]
-    for dt in (np.float32, np.float64):
-        x, y = np.array([1.0, 1.0, 0.0, -1.0], dt), np.array([2.0, 0.0, 1.0, -np.inf], dt)
+    for dt in (np.float16, np.float32, np.float64):
+        x = np.array([1.0, 1.0, 0.0, -1.0, 0.0, -2.0, np.nan, 3.0], dt)
+        y = np.array([2.0, 0.0, 1.0, -np.inf, -1.0, -2.0, 1.0, np.inf], dt)
         np.testing.assert_array_equal(tp.nextafter(tp.tensor(x), tp.tensor(y)).numpy(), np.nextafter(x, y))
+    # bfloat16 has 8 significand bits: the neighbours of 1 are 1 + 2**-7 and 1 - 2**-8
+    bf = tp.nextafter(
+        tp.tensor([1.0, 1.0, 0.0], dtype=tp.bfloat16), tp.tensor([2.0, 0.0, -1.0], dtype=tp.bfloat16)
+    )
+    assert bf.dtype is tp.bfloat16
+    assert bf.float().tolist()[:2] == [1 + 2**-7, 1 - 2**-8] and -1e-38 < bf.float().tolist()[2] < 0
     x = np.array([0.0, 0.0, 2.0, 3.0, 0.0])
     y = np.array([0.0, np.nan, 0.0, 4.0, np.inf])
     np.testing.assert_array_equal(tp.xlogy(tp.tensor(x), tp.tensor(y)).numpy(), xlogy_ref(x, y))
@@ -350,8 +361,9 @@ def test_addcmul_addcdiv(dtype):
     else:
         with pytest.raises(RuntimeError, match="Integer division with addcdiv is no longer supported"):
             tp.addcdiv(as_tp(s, dtype), as_tp(a, dtype), as_tp(a, dtype))
-        with pytest.raises(RuntimeError, match="value must not be a floating point number"):
-            tp.addcmul(as_tp(s, dtype), as_tp(a, dtype), as_tp(a, dtype), value=0.5)
+        # like PyTorch, a float value is converted to the integer dtype (truncated)
+        got = tp.addcmul(as_tp(s, dtype), as_tp(a, dtype), as_tp(a, dtype), value=1.7)
+        assert_close(got, s + 1 * a * a, dtype)
     # mixed: an int self with float factors promotes
     r = tp.addcmul(tp.tensor([1, 2]), tp.tensor([0.5, 0.5]), tp.tensor([2.0, 4.0]))
     assert r.dtype is tp.float32 and r.tolist() == [2.0, 4.0]
@@ -412,6 +424,8 @@ def test_where():
     np.testing.assert_array_equal(out.numpy(), np.where(c, a, 0.0))
     with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
         tp.where(tp.ones(2), tp.ones(2), tp.ones(2))
+    # a uint8 condition is still accepted (PyTorch deprecates it): nonzero selects self
+    assert tp.where(tp.tensor([0, 1, 7], dtype=tp.uint8), 1.0, 0.0).tolist() == [0.0, 1.0, 1.0]
     assert tp.where(tp.tensor([], dtype=tp.bool), 1.0, 0.0).shape == (0,)
     assert tp.where(tp.empty(2, 1, dtype=tp.bool, device="meta"), tp.empty(3, device="meta"), 0.0).shape == (
         2,
@@ -433,3 +447,22 @@ def test_large_tensors_use_the_threaded_path():
     d[-1] = 0  # one zero divisor at the very end, found by the check before the threaded loop
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         tp.tensor(rng.integers(1, 100, n)) // tp.tensor(d)
+
+
+def test_special_values_against_torch():
+    torch = pytest.importorskip("torch")
+    sp = [0.0, -0.0, 1.0, -1.0, 2.5, -2.5, math.inf, -math.inf, math.nan, 1e-30, 3.0, 0.1]
+    a = np.repeat(sp, len(sp))
+    b = np.tile(sp, len(sp))
+    names = [o[0] for o in OPS if o[0] != "logaddexp2"] + ["pow", "float_power", "nextafter"]
+    for dt in ("float32", "float64"):
+        for name in names:
+            want = getattr(torch, name)(
+                torch.tensor(a).to(getattr(torch, dt)), torch.tensor(b).to(getattr(torch, dt))
+            )
+            got = getattr(tp, name)(tp.tensor(a).to(getattr(tp, dt)), tp.tensor(b).to(getattr(tp, dt)))
+            assert str(got.dtype) == str(want.dtype).replace("torch", "tensorplay"), name
+            w, g = want.double().numpy(), got.double().numpy()
+            np.testing.assert_allclose(g, w, rtol=1e-6, equal_nan=True, err_msg=f"{name} {dt}")
+            ok = np.isnan(w) | (np.signbit(w) == np.signbit(g))
+            assert ok.all(), (name, dt, a[~ok], b[~ok])

@@ -48,7 +48,9 @@ static Tensor pow_impl(const char *op, const Tensor &self, const Tensor &exponen
   TP_DISPATCH_ALL(ct, op, [&]<typename T>() {
     using M = opmath_t<T>;
     if constexpr (std::is_same_v<T, bool>) {
-      throw_unsupported_dtype(op, ct);
+      // PyTorch takes `bool_tensor ** True` (a number exponent) but no bool tensor exponent: a**1 = a, a**0 = 1.
+      if (!exponent->is_wrapped_number) throw_unsupported_dtype(op, ct);
+      cpu_kernel2<T>(it, [](T a, T b) -> T { return a || !b; });
     } else if constexpr (std::is_integral_v<T>) {
       cpu_kernel2<T>(it, [](T a, T b) -> T { return powi(a, b); });
     } else if constexpr (is_complex_dtype<T>) {
@@ -146,12 +148,28 @@ static Tensor xlogy_scalar_self(const Scalar &self, const Tensor &other) {
 }
 
 // nextafter steps in the storage type itself (a float32 neighbour is not a float64 one), so no opmath here.
+// The 16-bit floats are sign-magnitude like float32: the neighbour is one step of the bit pattern.
+template <typename H> static H nextafter16(H from, H to) {
+  float f = float(from), t = float(to);
+  if (f != f || t != t) return H(std::numeric_limits<float>::quiet_NaN());
+  if (f == t) return to;
+  H r;
+  if (f == 0) {  // the smallest subnormal, with the sign of the direction
+    r.x = uint16_t((t < 0 ? 0x8000u : 0u) | 1u);
+    return r;
+  }
+  r.x = uint16_t((f < t) == (f > 0) ? from.x + 1 : from.x - 1);
+  return r;
+}
+
 static Tensor nextafter_impl(const char *op, const Tensor &self, const Tensor &other, const Tensor &out,
                              bool inplace) {
   TensorIterator it = TensorIterator::binary(op, out, self, other, false, inplace);
   ScalarType ct = it.common_dtype();
   if (ct == ScalarType::Float32) cpu_kernel2<float>(it, [](float a, float b) { return std::nextafter(a, b); });
   else if (ct == ScalarType::Float64) cpu_kernel2<double>(it, [](double a, double b) { return std::nextafter(a, b); });
+  else if (ct == ScalarType::Float16) cpu_kernel2<Half>(it, [](Half a, Half b) { return nextafter16(a, b); });
+  else if (ct == ScalarType::BFloat16) cpu_kernel2<BFloat16>(it, [](BFloat16 a, BFloat16 b) { return nextafter16(a, b); });
   else throw_unsupported_dtype(op, ct);
   return it.finish();
 }
@@ -175,7 +193,7 @@ static Tensor extremum(const char *op, const Tensor &self, const Tensor &other, 
         if constexpr (PropagateNan) {
           if (a != a) return va;
           if (b != b) return vb;
-          return T(Max ? std::max(a, b) : std::min(a, b));
+          return T(Max ? (a > b ? a : b) : (a < b ? a : b));  // PyTorch's tie rule: max(0., -0.) is -0.
         } else {
           return T(Max ? std::fmax(a, b) : std::fmin(a, b));
         }

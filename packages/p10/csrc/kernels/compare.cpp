@@ -17,7 +17,7 @@ static Tensor compare(const char *op, bool ordered, const Tensor &self, const Te
                       bool inplace, Cmp cmp) {
   TensorIterator it({.op = op, .out_dtype = ScalarType::Bool, .resize_out = !inplace}, out, {self, other});
   ScalarType ct = it.common_dtype();
-  TP_CHECK(!(ordered && is_complex(ct)), Runtime, op, ": not implemented for complex tensors (they have no order)");
+  if (ordered && is_complex(ct)) throw_unsupported_dtype(op, ct);  // complex numbers have no order
   TP_DISPATCH_ALL(ct, op, [&]<typename T>() {
     if constexpr (is_complex_dtype<T>) {
       if constexpr (requires(T a, T b) { cmp(a, b); })
@@ -52,8 +52,6 @@ TP_COMPARE(ge, true, a >= b)
 static Tensor isclose(const Tensor &self, const Tensor &other, double rtol, double atol, bool equal_nan) {
   TP_CHECK(self.dtype() == other.dtype(), Runtime, "isclose(): expected self and other to have the same dtype, but "
            "got self.dtype = ", scalar_type_name(self.dtype()), " and other.dtype = ", scalar_type_name(other.dtype()));
-  TP_CHECK(!(is_complex(self.dtype()) && equal_nan), Runtime,
-           "isclose with equal_nan=True is not supported for complex inputs.");
   TP_CHECK(rtol >= 0, Value, "isclose(): rtol must be greater than or equal to zero, but got ", rtol);
   TP_CHECK(atol >= 0, Value, "isclose(): atol must be greater than or equal to zero, but got ", atol);
   ScalarType ct = self.dtype();
@@ -62,8 +60,10 @@ static Tensor isclose(const Tensor &self, const Tensor &other, double rtol, doub
   TP_DISPATCH_ALL(ct, "isclose", [&]<typename T>() {
     if constexpr (is_complex_dtype<T>) {
       using R = typename T::value_type;
-      cpu_kernel2<T>(it, [rtol, atol](T a, T b) -> bool {
+      cpu_kernel2<T>(it, [rtol, atol, equal_nan](T a, T b) -> bool {
         if (a == b) return true;
+        auto nan = [](T z) { return z.real() != z.real() || z.imag() != z.imag(); };  // either part NaN
+        if (equal_nan && nan(a) && nan(b)) return true;
         R err = std::abs(a - b);
         return std::isfinite(err) && err <= R(atol) + R(rtol) * std::abs(b);
       });

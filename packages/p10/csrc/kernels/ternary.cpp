@@ -77,7 +77,8 @@ static Tensor lerp_t_out(const Tensor &self, const Tensor &end, const Tensor &we
 }
 
 // ---- addcmul, addcdiv ---------------------------------------------------------------------------------------
-// self + value * tensor1 * tensor2 (or / tensor2), all three promoted together.
+// self + value * tensor1 * tensor2 (or / tensor2), all three promoted together. As in PyTorch, `value` is
+// converted to the computation dtype (a float value truncates for integer tensors).
 template <bool Div>
 static Tensor addc_impl(const char *op, const Tensor &self, const Tensor &t1, const Tensor &t2, const Scalar &value,
                         const Tensor &out, bool inplace) {
@@ -89,8 +90,6 @@ static Tensor addc_impl(const char *op, const Tensor &self, const Tensor &t1, co
            "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
   TensorIterator it({.op = op, .resize_out = !inplace}, out, {self, t1, t2});
   ScalarType ct = it.common_dtype();
-  TP_CHECK(!(is_integral(ct, true) && value.is_floating()), Runtime, op,
-           ": For integral input tensors, argument value must not be a floating point number.");
   TP_DISPATCH_ALL(ct, op, [&]<typename T>() {
     using M = opmath_t<T>;
     if constexpr (std::is_same_v<T, bool>) {
@@ -192,8 +191,10 @@ TP_CLAMP_FORMS(clip, Tensor, _tensor)
 // ---- where --------------------------------------------------------------------------------------------------
 // condition ? self : other. The result dtype is that of self and other alone; the bool condition only selects.
 static Tensor where_impl(const Tensor &condition, const Tensor &self, const Tensor &other, const Tensor &out) {
-  TP_CHECK(condition.dtype() == ScalarType::Bool, Runtime, "where expected condition to be a boolean tensor, but "
-           "got a tensor with dtype ", scalar_type_name(condition.dtype()));
+  // PyTorch still takes a uint8 condition (deprecated, nonzero is true); both are one byte per element.
+  TP_CHECK(condition.dtype() == ScalarType::Bool || condition.dtype() == ScalarType::UInt8, Runtime,
+           "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+           scalar_type_name(condition.dtype()));
   const ScalarType ct = result_type({self, other});
   Tensor a = self.dtype() == ct ? self : cast_to(self, ct), b = other.dtype() == ct ? other : cast_to(other, ct);
   TensorIterator it({.op = out.defined() ? "where.self_out" : "where", .promote_inputs = false, .out_dtype = ct},
@@ -201,7 +202,7 @@ static Tensor where_impl(const Tensor &condition, const Tensor &self, const Tens
   TP_DISPATCH_ALL(ct, "where", [&]<typename T>() {
     it.for_each([](char **d, const int64_t *s, int64_t n) {
       for (int64_t i = 0; i < n; ++i) {
-        bool c = *reinterpret_cast<const bool *>(d[1] + i * s[1]);
+        bool c = *reinterpret_cast<const uint8_t *>(d[1] + i * s[1]) != 0;
         *reinterpret_cast<T *>(d[0] + i * s[0]) = *reinterpret_cast<const T *>(d[c ? 2 : 3] + i * s[c ? 2 : 3]);
       }
     });
