@@ -121,12 +121,39 @@ TP_FLOAT_BINARY(hypot, false, [](auto a, auto b) { return std::hypot(a, b); })
 TP_FLOAT_BINARY(copysign, true, [](auto a, auto b) { return std::copysign(a, b); })
 
 // log(exp(a) + exp(b)) without overflow: max + log1p(exp(-|a - b|)). Equal infinities would give inf - inf.
-TP_FLOAT_BINARY(logaddexp, false, [](auto a, auto b) {
-  using M = decltype(a);
+template <typename M> static M logaddexp_real(M a, M b) {
   if (std::isinf(a) && a == b) return a;
   M m = std::max(a, b);
   return std::isnan(m) ? m : M(m + std::log1p(std::exp(-std::abs(a - b))));
-})
+}
+
+// The complex version (PyTorch's _log_add_exp_helper): factor out the operand with the larger real part.
+// A NaN anywhere in the smaller one gives NaN; equal infinite real parts are handled apart to avoid inf - inf.
+template <typename C> static C logaddexp_complex(C x, C y) {
+  using R = typename C::value_type;
+  const bool x_small = x.real() < y.real();
+  const C lo = x_small ? x : y, hi = x_small ? y : x;
+  if (std::isnan(lo.real()) || std::isnan(lo.imag())) {
+    return C(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
+  }
+  if (!std::isfinite(lo.real()) && lo.real() == hi.real())
+    return lo.real() < 0 ? lo : std::log(std::exp(lo) + std::exp(hi));
+  return std::log(C(1) + std::exp(lo - hi)) + hi;
+}
+
+static Tensor logaddexp_impl(const char *op, const Tensor &self, const Tensor &other, const Tensor &out,
+                             bool inplace) {
+  TensorIterator it = TensorIterator::binary(op, out, self, other, false, inplace);
+  const ScalarType ct = it.common_dtype();
+  if (ct == ScalarType::Complex64) cpu_kernel2<complex64>(it, logaddexp_complex<complex64>);
+  else if (ct == ScalarType::Complex128) cpu_kernel2<complex128>(it, logaddexp_complex<complex128>);
+  else TP_DISPATCH_FLOATING(ct, op, [&]<typename T>() {
+    using M = opmath_t<T>;
+    cpu_kernel2<T>(it, [](T a, T b) -> T { return T(logaddexp_real(M(a), M(b))); });
+  });
+  return it.finish();
+}
+TP_BINARY_FORMS(logaddexp)
 TP_FLOAT_BINARY(logaddexp2, false, [](auto a, auto b) {
   using M = decltype(a);
   if (std::isinf(a) && a == b) return a;
@@ -169,7 +196,8 @@ static Tensor nextafter_impl(const char *op, const Tensor &self, const Tensor &o
   if (ct == ScalarType::Float32) cpu_kernel2<float>(it, [](float a, float b) { return std::nextafter(a, b); });
   else if (ct == ScalarType::Float64) cpu_kernel2<double>(it, [](double a, double b) { return std::nextafter(a, b); });
   else if (ct == ScalarType::Float16) cpu_kernel2<Half>(it, [](Half a, Half b) { return nextafter16(a, b); });
-  else if (ct == ScalarType::BFloat16) cpu_kernel2<BFloat16>(it, [](BFloat16 a, BFloat16 b) { return nextafter16(a, b); });
+  else if (ct == ScalarType::BFloat16)
+    cpu_kernel2<BFloat16>(it, [](BFloat16 a, BFloat16 b) { return nextafter16(a, b); });
   else throw_unsupported_dtype(op, ct);
   return it.finish();
 }

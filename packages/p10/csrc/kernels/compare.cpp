@@ -35,7 +35,8 @@ static Tensor compare(const char *op, bool ordered, const Tensor &self, const Te
 #define TP_COMPARE(name, ordered, expr)                                                                         \
   static Tensor name##_impl(const char *op, const Tensor &self, const Tensor &other, const Tensor &out,       \
                             bool inplace) {                                                                   \
-    return compare(op, ordered, self, other, out, inplace, [](auto a, auto b) -> decltype(bool(expr)) { return expr; });       \
+    auto cmp = [](auto a, auto b) -> decltype(bool(expr)) { return expr; };                                  \
+    return compare(op, ordered, self, other, out, inplace, cmp);                                              \
   }                                                                                                           \
   TP_BINARY_FORMS(name)
 

@@ -38,7 +38,8 @@ TP_LOGICAL(logical_xor, a != b)
 
 static Tensor logical_not_impl(const char *op, const Tensor &self, const Tensor &out, bool inplace) {
   TensorIterator it({.op = op, .out_dtype = ScalarType::Bool, .resize_out = !inplace}, out, {self});
-  TP_DISPATCH_ALL(it.common_dtype(), op, [&]<typename T>() { cpu_kernel<T>(it, [](T a) -> bool { return !truth(a); }); });
+  TP_DISPATCH_ALL(it.common_dtype(), op,
+                  [&]<typename T>() { cpu_kernel<T>(it, [](T a) -> bool { return !truth(a); }); });
   return it.finish();
 }
 static Tensor logical_not(const Tensor &self) { return logical_not_impl("logical_not", self, Tensor(), false); }
