@@ -1,15 +1,16 @@
-// binary.cpp — elementwise arithmetic on two tensors: add, sub, mul, div, with in-place and out= forms.
+// binary.cpp — elementwise arithmetic on two tensors: add, sub, mul, div (true_divide), floor_divide, remainder
+// and fmod, with in-place and out= forms.
 //
 // Where it sits: each op is one scalar lambda run by the loop helper (loop/tensor_iterator.h), which does
 // broadcasting, type promotion and output handling. The same kernel serves CPU and Meta: on meta tensors
 // the iterator computes the result's shape and dtype and the loop does nothing.
 // Each op `name` is defined three times, PyTorch's way: `name` (new output), `name_` (in place on self) and
-// `name.out` (into a given tensor) — see TP_BINARY_VARIANTS below.
-#include <atomic>
+// `name.out` (into a given tensor) — see TP_BINARY_VARIANTS below. The other binary families live beside it:
+// binary_special.cpp (pow, atan2, maximum, ...), compare.cpp, logical.cpp and ternary.cpp.
 #include <cmath>
+#include <limits>
 
-#include "dispatch/kernel_box.h"
-#include "loop/tensor_iterator.h"
+#include "kernels/binary_common.h"
 
 namespace tp::p10 {
 
@@ -54,11 +55,37 @@ static Tensor mul_impl(const char *op, const Tensor &self, const Tensor &other, 
   return it.finish();
 }
 
-// Python's floor division and modulo semantics for integers (the result rounds toward -inf).
+// Python's floor division for integers (the quotient rounds toward -inf). `min / -1` overflows: it wraps, as
+// in NumPy, instead of trapping the CPU.
 template <typename T> static T floor_div_int(T a, T b) {
-  T q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(a));
+    T q = T(a / b);
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+  } else {
+    return T(a / b);
+  }
+}
+
+template <typename T> static T trunc_div_int(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return T(std::make_unsigned_t<T>(0) - std::make_unsigned_t<T>(a));
+  }
+  return T(a / b);
+}
+
+// Python's floor division for floats, PyTorch's formula (div_floor_floating): going through fmod keeps
+// `1.0 // 0.1 == 9.0` exact where floor(a / b) would round the quotient up to 10 first.
+template <typename M> static M floor_div_float(M a, M b) {
+  if (b == M(0)) return a / b;
+  M mod = std::fmod(a, b);
+  M div = (a - mod) / b;
+  if (mod != M(0) && (b < M(0)) != (mod < M(0))) div -= M(1);
+  if (div == M(0)) return std::copysign(M(0), a / b);
+  M fl = std::floor(div);
+  if (div - fl > M(0.5)) fl += M(1);
+  return fl;
 }
 
 // div with rounding_mode None (true division, ints promote to float), "trunc" or "floor".
@@ -79,23 +106,80 @@ static Tensor div_impl(const char *op, const Tensor &self, const Tensor &other, 
     TP_DISPATCH_REAL(ct, op, [&]<typename T>() {
       using M = opmath_t<T>;
       if constexpr (std::is_integral_v<T>) {
-        // Check for zero divisors first: a kernel must never throw from inside a parallel loop.
-        std::atomic<bool> zero{false};
-        it.for_each([&zero](char **d, const int64_t *s, int64_t n) {
-          for (int64_t i = 0; i < n; ++i)
-            if (*reinterpret_cast<const T *>(d[2] + i * s[2]) == 0) zero = true;
-        });
-        TP_CHECK(!zero, Runtime, "ZeroDivisionError: integer division by zero in ", op);
-        cpu_kernel2<T>(it, [floor](T a, T b) -> T { return floor ? floor_div_int(a, b) : T(a / b); });
+        check_no_zero_divisor<T>(it, op);
+        if (floor) cpu_kernel2<T>(it, [](T a, T b) -> T { return floor_div_int(a, b); });
+        else cpu_kernel2<T>(it, [](T a, T b) -> T { return trunc_div_int(a, b); });
+      } else if (floor) {
+        cpu_kernel2<T>(it, [](T a, T b) -> T { return T(floor_div_float(M(a), M(b))); });
       } else {
-        cpu_kernel2<T>(it, [floor](T a, T b) -> T {
-          M q = M(a) / M(b);
-          return T(floor ? std::floor(q) : std::trunc(q));
-        });
+        cpu_kernel2<T>(it, [](T a, T b) -> T { return T(std::trunc(M(a) / M(b))); });
       }
     });
   }
   return it.finish();
+}
+
+static Tensor true_divide_impl(const char *op, const Tensor &self, const Tensor &other, const Tensor &out,
+                               bool inplace) {
+  return div_impl(op, self, other, std::nullopt, out, inplace);
+}
+
+static Tensor floor_divide_impl(const char *op, const Tensor &self, const Tensor &other, const Tensor &out,
+                                bool inplace) {
+  return div_impl(op, self, other, std::string("floor"), out, inplace);
+}
+
+// remainder is Python's `%` (the result has the divisor's sign); fmod is C's (the dividend's sign).
+template <typename T> static T remainder_int(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return T(0);  // `min % -1` would trap
+    T r = T(a % b);
+    if (r != 0 && ((r < 0) != (b < 0))) r = T(r + b);
+    return r;
+  } else {
+    return T(a % b);
+  }
+}
+
+static Tensor remainder_or_fmod(const char *op, bool python_style, const Tensor &self, const Tensor &other,
+                                const Tensor &out, bool inplace) {
+  TensorIterator it = TensorIterator::binary(op, out, self, other, false, inplace);
+  TP_DISPATCH_REAL(it.common_dtype(), op, [&]<typename T>() {
+    using M = opmath_t<T>;
+    if constexpr (std::is_integral_v<T>) {
+      check_no_zero_divisor<T>(it, op);
+      if (python_style) cpu_kernel2<T>(it, [](T a, T b) -> T { return remainder_int(a, b); });
+      else cpu_kernel2<T>(it, [](T a, T b) -> T { return b == T(-1) ? T(0) : T(a % b); });
+    } else if (python_style) {
+      cpu_kernel2<T>(it, [](T a, T b) -> T {
+        M mod = std::fmod(M(a), M(b));
+        if (mod != M(0) && ((M(b) < M(0)) != (mod < M(0)))) mod += M(b);
+        return T(mod);
+      });
+    } else {
+      cpu_kernel2<T>(it, [](T a, T b) -> T { return T(std::fmod(M(a), M(b))); });
+    }
+  });
+  return it.finish();
+}
+
+static Tensor remainder_impl(const char *op, const Tensor &self, const Tensor &other, const Tensor &out,
+                             bool inplace) {
+  return remainder_or_fmod(op, true, self, other, out, inplace);
+}
+
+static Tensor fmod_impl(const char *op, const Tensor &self, const Tensor &other, const Tensor &out, bool inplace) {
+  return remainder_or_fmod(op, false, self, other, out, inplace);
+}
+
+TP_BINARY_FORMS(true_divide)
+TP_BINARY_FORMS(floor_divide)
+TP_BINARY_FORMS(remainder)
+TP_BINARY_FORMS(fmod)
+
+// `2 % t`: the number on the left is a wrapped number, so it promotes like the number on the right would.
+static Tensor remainder_scalar_tensor(const Scalar &self, const Tensor &other) {
+  return remainder_impl("remainder", wrapped_scalar(self), other, Tensor(), false);
 }
 
 // The three forms of each op. `ARGS`/`CALL` list the op's extra parameters after self and other.
@@ -143,6 +227,13 @@ TP_LIBRARY(binary) {
     impl_typed<div_>(lib, "div_", key, __LINE__);
     impl_typed<div_out>(lib, "div.out", key, __LINE__);
   }
+  TP_DEF_BINARY_FORMS(lib, true_divide, "other")
+  TP_DEF_BINARY_FORMS(lib, floor_divide, "other")
+  TP_DEF_BINARY_FORMS(lib, remainder, "other")
+  lib.def("remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor");
+  TP_DEF_BINARY_FORMS(lib, fmod, "other")
+  for (auto key : {DispatchKey::CPU, DispatchKey::Meta})
+    impl_typed<remainder_scalar_tensor>(lib, "remainder.Scalar_Tensor", key, __LINE__);
 }
 
 }  // namespace tp::p10

@@ -65,6 +65,16 @@ _view, _reshape, _select, _slice, _copy_, _fill_ = (
 _to, _unsqueeze = _op("to"), _op("unsqueeze")
 
 
+def _compare(name: str, self: Any, other: Any) -> Any:
+    """``self <op> other``, or NotImplemented when no overload takes ``other`` (Python then reflects)."""
+    try:
+        return _op(name)(self, other)
+    except TypeError as e:
+        if "invalid combination of arguments" in str(e):
+            return NotImplemented
+        raise
+
+
 class Tensor(_C.TensorBase):
     """A multi-dimensional array with a dtype and a device, and (with tensorplay-tpx) autograd.
 
@@ -510,7 +520,119 @@ class Tensor(_C.TensorBase):
         return _div_(self, other)
 
     def __floordiv__(self, other: Any) -> Tensor:
-        return _div(self, other, rounding_mode="floor")
+        return _op("floor_divide")(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _op("floor_divide")(_C._wrapped_number(other), self)
+
+    def __ifloordiv__(self, other: Any) -> Tensor:
+        return _op("floor_divide_")(self, other)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return _op("remainder")(self, other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return _op("remainder")(other, self)  # remainder.Scalar_Tensor
+
+    def __imod__(self, other: Any) -> Tensor:
+        return _op("remainder_")(self, other)
+
+    def __pow__(self, exponent: Any) -> Tensor:
+        return _op("pow")(self, exponent)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _op("pow")(other, self)  # pow.Scalar: the number is the base
+
+    def __ipow__(self, exponent: Any) -> Tensor:
+        return _op("pow_")(self, exponent)
+
+    # Comparisons answer NotImplemented for operands no overload takes, so `t == None` is False, like PyTorch.
+    def __eq__(self, other: Any) -> Any:
+        return _compare("eq", self, other)
+
+    def __ne__(self, other: Any) -> Any:
+        return _compare("ne", self, other)
+
+    def __lt__(self, other: Any) -> Any:
+        return _compare("lt", self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return _compare("le", self, other)
+
+    def __gt__(self, other: Any) -> Any:
+        return _compare("gt", self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return _compare("ge", self, other)
+
+    # Defining __eq__ would make Python drop __hash__: tensors stay hashable by identity, as in PyTorch.
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __and__(self, other: Any) -> Tensor:
+        return _op("bitwise_and")(self, other)
+
+    __rand__ = __and__
+
+    def __iand__(self, other: Any) -> Tensor:
+        return _op("bitwise_and_")(self, other)
+
+    def __or__(self, other: Any) -> Tensor:
+        return _op("bitwise_or")(self, other)
+
+    __ror__ = __or__
+
+    def __ior__(self, other: Any) -> Tensor:
+        return _op("bitwise_or_")(self, other)
+
+    def __xor__(self, other: Any) -> Tensor:
+        return _op("bitwise_xor")(self, other)
+
+    __rxor__ = __xor__
+
+    def __ixor__(self, other: Any) -> Tensor:
+        return _op("bitwise_xor_")(self, other)
+
+    def __invert__(self) -> Tensor:
+        return _op("bitwise_not")(self)
+
+    def __lshift__(self, other: Any) -> Tensor:
+        return _op("bitwise_left_shift")(self, other)
+
+    def __rlshift__(self, other: Any) -> Tensor:
+        return _op("bitwise_left_shift")(other, self)  # bitwise_left_shift.Scalar_Tensor
+
+    def __ilshift__(self, other: Any) -> Tensor:
+        return _op("bitwise_left_shift_")(self, other)
+
+    def __rshift__(self, other: Any) -> Tensor:
+        return _op("bitwise_right_shift")(self, other)
+
+    def __rrshift__(self, other: Any) -> Tensor:
+        return _op("bitwise_right_shift")(other, self)
+
+    def __irshift__(self, other: Any) -> Tensor:
+        return _op("bitwise_right_shift_")(self, other)
+
+    # Ops with an overload whose first argument is a number (`pow.Scalar`) are not automatic methods (Note
+    # [Ops as functions and methods] wants `Tensor self` first in every overload), so they are spelled out.
+    def pow(self, exponent: Any) -> Tensor:
+        return _op("pow")(self, exponent)
+
+    def float_power(self, exponent: Any) -> Tensor:
+        return _op("float_power")(self, exponent)
+
+    def remainder(self, other: Any) -> Tensor:
+        return _op("remainder")(self, other)
+
+    def xlogy(self, other: Any) -> Tensor:
+        return _op("xlogy")(self, other)
+
+    def bitwise_left_shift(self, other: Any) -> Tensor:
+        return _op("bitwise_left_shift")(self, other)
+
+    def bitwise_right_shift(self, other: Any) -> Tensor:
+        return _op("bitwise_right_shift")(self, other)
 
     def __neg__(self) -> Tensor:
         return _op("neg")(self)
