@@ -467,6 +467,10 @@ class Tensor(_C.TensorBase):
         out = _op("unique_consecutive")(self, return_inverse, return_counts, dim)
         return _pick_unique(out, return_inverse, return_counts)
 
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """``self`` where ``condition`` holds, else ``other`` (the op takes the condition first)."""
+        return _op("where")(condition, self, other)
+
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         """Coordinates of the nonzero elements: ``[n, ndim]``, or one index tensor per dim (``as_tuple``)."""
         coords = _op("nonzero")(self)

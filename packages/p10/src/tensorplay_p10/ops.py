@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from . import _C
@@ -69,10 +70,21 @@ def _function(name: str) -> Any:
         raise AttributeError(name) from None
 
 
+# The first parameter is `Tensor self`, the type possibly with an alias annotation: `Tensor(a!) self`.
+_TENSOR_SELF_FIRST = re.compile(r"^[\w:.]+\(\s*Tensor(\([^)]*\))?\s+self\b")
+
+
+def _first_arg_is_tensor_self(schema: str) -> bool:
+    """``add(Tensor self, ...)``: yes. ``where(Tensor condition, Tensor self, ...)``: no, ``pow.Scalar(Scalar
+    self, ...)``: no."""
+    return _TENSOR_SELF_FIRST.match(schema) is not None
+
+
 def _method(name: str) -> Any:
-    """The packet behind ``Tensor.<name>``: only ops whose first argument is ``Tensor self``."""
+    """The packet behind ``Tensor.<name>``: ops with an overload whose first argument is ``Tensor self``. The
+    method passes the tensor first, so overloads whose first argument is something else simply do not bind."""
     packet = _function(name)
-    if not all(s.split("(", 1)[1].startswith("Tensor") and "self" in s.split(",")[0] for s in packet.schemas):
+    if not any(_first_arg_is_tensor_self(s) for s in packet.schemas):
         raise AttributeError(name)
     return packet
 
