@@ -160,3 +160,15 @@ def test_named_results_come_back_as_named_tuples():
     assert repr(r).startswith("tensorplay.return_types.split_sign(values=tensor([1., 2.]), indices=")
     a, b = tp.ops.disp_test.two(tp.zeros(1))  # unnamed results stay a plain tuple
     assert type(tp.ops.disp_test.two(tp.zeros(1))) is tuple
+
+
+def test_which_ops_are_methods():
+    x = tp.tensor([1.0, 2.0])
+    assert x.pow(2).tolist() == [1.0, 4.0]  # pow has a Scalar-first overload too; the Tensor-self one binds
+    # where's first argument is the condition: Tensor.where is hand-written with self as the input
+    assert x.where(tp.tensor([True, False]), 0.0).tolist() == [1.0, 0.0]
+    assert tp.ops._first_arg_is_tensor_self("add_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+    assert not tp.ops._first_arg_is_tensor_self(
+        "where(Tensor condition, Tensor self, Tensor other) -> Tensor"
+    )
+    assert not tp.ops._first_arg_is_tensor_self("pow.Scalar(Scalar self, Tensor exponent) -> Tensor")
