@@ -109,6 +109,20 @@ template <typename T> using opmath_t = typename OpMathType<T>::type;
     }                                                                                      \
   }()
 
+// Float and complex dtypes: the dtypes the transcendental functions accept.
+#define TP_DISPATCH_FLOATING_AND_COMPLEX(dtype, name, ...)                                \
+  [&] {                                                                                    \
+    switch (dtype) {                                                                       \
+      TP_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                        \
+      TP_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                       \
+      TP_DISPATCH_CASE(Float16, ::tp::p10::Half, __VA_ARGS__)                              \
+      TP_DISPATCH_CASE(BFloat16, ::tp::p10::BFloat16, __VA_ARGS__)                         \
+      TP_DISPATCH_CASE(Complex64, ::tp::p10::complex64, __VA_ARGS__)                       \
+      TP_DISPATCH_CASE(Complex128, ::tp::p10::complex128, __VA_ARGS__)                     \
+      default: ::tp::p10::throw_unsupported_dtype(name, dtype);                            \
+    }                                                                                      \
+  }()
+
 // Every dtype.
 #define TP_DISPATCH_ALL(dtype, name, ...)                                                  \
   [&] {                                                                                    \

@@ -44,20 +44,6 @@ template <typename T> struct RealOf { using type = T; };
 template <typename T> struct RealOf<std::complex<T>> { using type = T; };
 template <typename T> using real_of_t = typename RealOf<T>::type;
 
-// Float and complex dtypes: the dtypes the transcendental functions accept.
-#define TP_DISPATCH_FLOATING_AND_COMPLEX(dtype, name, ...)                                \
-  [&] {                                                                                    \
-    switch (dtype) {                                                                       \
-      TP_DISPATCH_CASE(Float32, float, __VA_ARGS__)                                        \
-      TP_DISPATCH_CASE(Float64, double, __VA_ARGS__)                                       \
-      TP_DISPATCH_CASE(Float16, ::tp::p10::Half, __VA_ARGS__)                              \
-      TP_DISPATCH_CASE(BFloat16, ::tp::p10::BFloat16, __VA_ARGS__)                         \
-      TP_DISPATCH_CASE(Complex64, ::tp::p10::complex64, __VA_ARGS__)                       \
-      TP_DISPATCH_CASE(Complex128, ::tp::p10::complex128, __VA_ARGS__)                     \
-      default: ::tp::p10::throw_unsupported_dtype(name, dtype);                            \
-    }                                                                                      \
-  }()
-
 // The three typed functions of op `name` from `name_impl`. PARAMS/ARGS list extra parameters after self,
 // each with a leading TP_UCOMMA (the out= form takes `out` last, as its schema does).
 #define TP_UCOMMA ,
