@@ -49,6 +49,7 @@ def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, st
     a1, b1 = lib.ones(n1), lib.ones(n1)
     a16, b16 = lib.ones(n16), lib.ones(n16)
     t = lib.ones(1024, 1024).t()
+    m1024, m2048 = lib.ones(1024, 1024), lib.ones(2048, 2048)
     return [
         ("add tiny (us/call)", lambda: tiny_a + tiny_b, 1e-6, "us", 2000),
         ("add 1M float32 (GB/s)", lambda: a1 + b1, 3 * 4 * n1 / 1e9, "GB/s", 50),
@@ -62,6 +63,10 @@ def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, st
             20,
         ),
         ("randn 1M float32 (GB/s)", lambda: lib.randn(n1), 4 * n1 / 1e9, "GB/s", 10),
+        (f"sum {n16 >> 20}M float32 (GB/s)", lambda: a16.sum(), 4 * n16 / 1e9, "GB/s", 5),
+        ("exp 1M float32 (GB/s)", lambda: a1.exp(), 2 * 4 * n1 / 1e9, "GB/s", 20),
+        ("matmul 1024^2 float32 (GFLOP/s)", lambda: m1024 @ m1024, 2 * 1024**3 / 1e9, "GFLOP/s", 3),
+        ("matmul 2048^2 float32 (GFLOP/s)", lambda: m2048 @ m2048, 2 * 2048**3 / 1e9, "GFLOP/s", 1),
     ]
 
 

@@ -238,6 +238,11 @@ def test_real_and_imag_are_views():
     np.testing.assert_array_equal(tp.imag(s).numpy(), x.numpy().T[1:].imag)
     assert tp.real(tp.empty(0, 2, dtype=tp.complex128)).shape == (0, 2)
     assert tp.imag(tp.tensor(1 + 2j)).item() == 2.0  # 0-d
+    y = tp.tensor(z)  # properties, as in PyTorch: x.real / x.imag (and assignment through them)
+    assert y.real._shares_storage(y) and y.imag.tolist() == tp.imag(y).tolist()
+    y.imag = 0.0
+    y.real = tp.ones(y.shape)
+    assert np.all(y.numpy() == 1)
 
 
 def test_real_conj_of_real_tensors_and_imag_error():

@@ -467,6 +467,24 @@ class Tensor(_C.TensorBase):
         out = _op("unique_consecutive")(self, return_inverse, return_counts, dim)
         return _pick_unique(out, return_inverse, return_counts)
 
+    @property
+    def real(self) -> Tensor:
+        """The real part, as a view for complex tensors (the tensor itself for real ones), as in PyTorch."""
+        return _op("real")(self)
+
+    @real.setter
+    def real(self, value: Any) -> None:
+        self.real.copy_(value if isinstance(value, Tensor) else _op("scalar_tensor")(value))
+
+    @property
+    def imag(self) -> Tensor:
+        """The imaginary part of a complex tensor, as a view (RuntimeError for real tensors)."""
+        return _op("imag")(self)
+
+    @imag.setter
+    def imag(self, value: Any) -> None:
+        self.imag.copy_(value if isinstance(value, Tensor) else _op("scalar_tensor")(value))
+
     def where(self, condition: Any, other: Any) -> Tensor:
         """``self`` where ``condition`` holds, else ``other`` (the op takes the condition first)."""
         return _op("where")(condition, self, other)
