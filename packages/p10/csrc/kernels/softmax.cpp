@@ -12,13 +12,49 @@
 //   float32), summed and normalised. A row holding NaN or +inf, or only -inf, gives NaN as in PyTorch
 //   (inf - inf is NaN). Rows are split over threads; nothing in the loop can throw.
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "dispatch/kernel_box.h"
 #include "loop/parallel.h"
+#include "loop/reduce.h"
 #include "loop/tensor_iterator.h"
 
+// The selects in exp_nonpos (Note [Softmax exp]) vectorise only when GCC may evaluate both sides of a branch,
+// which floating-point trap semantics forbid by default. Nothing in P10 reads FP exception flags, so this file's
+// functions are compiled without them (results are unchanged: no fast-math reassociation).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+
 namespace tp::p10 {
+
+// Note [Softmax exp]
+//   std::exp does not vectorise, and it is most of softmax's time. For float32 the row loops call exp_nonpos, a
+//   Cephes-style expf (x = n ln2 + r, |r| <= ln2 / 2, a degree-6 polynomial for e^r, 2^n built in the exponent
+//   bits; about 1 ulp) written with plain arithmetic and selects so that the compiler vectorises it. Its input
+//   is x - max <= 0 (or NaN); below -87 the result is 0 (e^-87 is the smallest normal float32), -inf gives 0,
+//   NaN stays NaN. float64 rows use std::exp.
+static inline float exp_nonpos(float x) {
+  const float xc = x < -87.0f ? -87.0f : x;
+  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(x / ln2): the 1.5 * 2^23 trick
+  const float r = xc - n * 0.693359375f + n * 2.12194440e-4f;               // ln2 split in two for exactness
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  const float y = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return x < -87.0f ? 0.0f : y * scale;
+}
+template <typename M> static inline M exp_row(M x) {
+  if constexpr (std::is_same_v<M, float>) return exp_nonpos(x);
+  else return std::exp(x);
+}
 
 // One row: y = softmax(x) or log_softmax(x), n elements at x[k * s] / y[k * s]. `buf` holds n accumulators.
 template <typename T, bool Log>
@@ -32,46 +68,78 @@ static void softmax_row(const T *x, T *y, int64_t n, int64_t s, opmath_t<T> *buf
   M sum = 0;
   for (int64_t k = 0; k < n; ++k) {
     buf[k] = M(x[k * s]) - m;
-    sum += std::exp(buf[k]);
+    sum += exp_row(buf[k]);
   }
   if constexpr (Log) {
     const M lse = std::log(sum);
     for (int64_t k = 0; k < n; ++k) y[k * s] = T(buf[k] - lse);
   } else {
     const M inv = M(1) / sum;
-    for (int64_t k = 0; k < n; ++k) y[k * s] = T(std::exp(buf[k]) * inv);
+    for (int64_t k = 0; k < n; ++k) y[k * s] = T(exp_row(buf[k]) * inv);
   }
 }
 
-// The contiguous-row case written for the compiler: separate passes it can vectorise (max, exp-and-sum into
-// the output, scale). Tested against softmax_row through the strided path, which uses the plain version.
+// The contiguous-row case written for the compiler: separate passes it can vectorise (an 8-lane max, exp into
+// the output, a pairwise sum, a scale). A NaN is skipped by the max but turns the sum into NaN, and with it the
+// whole row, as does +inf (inf - inf); so the result matches softmax_row, which the 16-bit floats use.
 template <typename T, bool Log> static void softmax_row_contig(const T *x, T *y, int64_t n) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    T lane[8];
+    for (T &l : lane) l = -INFINITY;
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8)
+      for (int j = 0; j < 8; ++j) lane[j] = x[k + j] > lane[j] ? x[k + j] : lane[j];
     T m = -INFINITY;
-    bool nan = false;
-    for (int64_t k = 0; k < n; ++k) {
-      m = x[k] > m ? x[k] : m;
-      nan |= x[k] != x[k];
-    }
-    if (nan) m = NAN;
-    T sum = 0;
+    for (; k < n; ++k) m = x[k] > m ? x[k] : m;
+    for (T l : lane) m = l > m ? l : m;
+    for (int64_t i = 0; i < n; ++i) y[i] = exp_row(x[i] - m);  // the output doubles as the exp buffer
+    const T sum = pairwise_sum<T>(y, n, 1, [](T v) { return v; });
     if constexpr (Log) {
-      for (int64_t k = 0; k < n; ++k) sum += std::exp(x[k] - m);
-      const T lse = std::log(sum);  // (x - m) - lse, not x - (m + lse): m + lse would round away lse's digits
-      for (int64_t k = 0; k < n; ++k) y[k] = (x[k] - m) - lse;
+      const T lse = std::log(sum);
+      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - lse;  // not x - (m + lse), which rounds lse away
     } else {
-      for (int64_t k = 0; k < n; ++k) {
-        y[k] = std::exp(x[k] - m);
-        sum += y[k];
-      }
       const T inv = T(1) / sum;
-      for (int64_t k = 0; k < n; ++k) y[k] *= inv;
+      for (int64_t i = 0; i < n; ++i) y[i] *= inv;
     }
   } else {
     thread_local std::vector<opmath_t<T>> buf;
     buf.resize(size_t(n));
     softmax_row<T, Log>(x, y, n, 1, buf.data());
   }
+}
+
+// Rows that step `inner` > 1 (softmax over a dim other than the last): a task takes kTile neighbouring rows,
+// which are kTile contiguous columns of the [n, inner] block, and runs the three passes (max, sum of exps,
+// normalise) across those columns, so every inner loop is contiguous and vectorises. The sum runs down the
+// column in order (not pairwise): rows this layout serves are rarely long. Same results as softmax_row.
+template <typename T, bool Log>
+static void softmax_columns(const T *in, T *o, int64_t outer, int64_t n, int64_t inner) {
+  using M = opmath_t<T>;
+  constexpr int64_t kTile = 64;
+  const int64_t tiles = (inner + kTile - 1) / kTile;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / (n * kTile));
+  parallel_for(0, outer * tiles, grain, [&](int64_t b, int64_t e) {
+    M mx[kTile], acc[kTile];
+    for (int64_t task = b; task < e; ++task) {
+      const int64_t c0 = (task % tiles) * kTile, w = std::min(kTile, inner - c0);
+      const T *x = in + (task / tiles) * n * inner + c0;
+      T *y = o + (task / tiles) * n * inner + c0;
+      for (int64_t j = 0; j < w; ++j) mx[j] = -INFINITY, acc[j] = 0;
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t j = 0; j < w; ++j) {
+          const M v = M(x[k * inner + j]);
+          mx[j] = v > mx[j] ? v : mx[j];  // a NaN is skipped here but makes the sum NaN
+        }
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t j = 0; j < w; ++j) acc[j] += exp_row(M(x[k * inner + j]) - mx[j]);
+      for (int64_t j = 0; j < w; ++j) acc[j] = Log ? M(std::log(acc[j])) : M(1) / acc[j];
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t j = 0; j < w; ++j) {
+          const M z = M(x[k * inner + j]) - mx[j];
+          y[k * inner + j] = Log ? T(z - acc[j]) : T(exp_row(z) * acc[j]);
+        }
+    }
+  });
 }
 
 template <bool Log>
@@ -91,18 +159,13 @@ static Tensor softmax_impl(const char *op, const Tensor &self, int64_t dim, std:
   TP_DISPATCH_FLOATING(x.dtype(), op, [&]<typename T>() {
     const T *in = x.data<T>();
     T *o = out.data<T>();
-    const int64_t rows = outer * inner, grain = std::max<int64_t>(1, kGrainSize / n);
-    parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
-      if (inner == 1) {
+    if (inner == 1) {
+      parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / n), [&](int64_t b, int64_t e) {
         for (int64_t r = b; r < e; ++r) softmax_row_contig<T, Log>(in + r * n, o + r * n, n);
-        return;
-      }
-      std::vector<opmath_t<T>> buf(static_cast<size_t>(n));
-      for (int64_t r = b; r < e; ++r) {
-        const int64_t start = (r / inner) * n * inner + r % inner;
-        softmax_row<T, Log>(in + start, o + start, n, inner, buf.data());
-      }
-    });
+      });
+    } else {
+      softmax_columns<T, Log>(in, o, outer, n, inner);
+    }
   });
   return out;
 }
