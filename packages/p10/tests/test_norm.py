@@ -140,3 +140,114 @@ def test_matches_torch():
     ours = tp.rms_norm(tp.tensor(a), [7], tp.tensor(w[0]))
     theirs = torch.nn.functional.rms_norm(torch.tensor(a), [7], torch.tensor(w[0]))
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ---- group_norm, batch_norm, instance_norm (Composites) ----------------------------------------------------
+def ref_group_norm(a, g, w=None, b=None, eps=1e-5):
+    n, c = a.shape[:2]
+    x = a.astype(np.float64).reshape(n, g, -1)
+    y = ((x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)).reshape(a.shape)
+    cs = (1, c) + (1,) * (a.ndim - 2)
+    if w is not None:
+        y = y * w.reshape(cs)
+    if b is not None:
+        y = y + b.reshape(cs)
+    return y
+
+
+@pytest.mark.parametrize("shape,g", [((2, 6, 5), 3), ((3, 4, 2, 3), 4), ((2, 4), 1), ((1, 6, 7), 6)])
+def test_group_norm(shape, g):
+    a = rng.standard_normal(shape).astype(np.float32)
+    c = shape[1]
+    w, b = rng.standard_normal(c).astype(np.float32), rng.standard_normal(c).astype(np.float32)
+    for x in layouts(a):
+        np.testing.assert_allclose(tp.group_norm(x, g).numpy(), ref_group_norm(a, g), rtol=1e-5, atol=1e-5)
+        got = tp.group_norm(x, g, tp.tensor(w), tp.tensor(b), 1e-3)
+        np.testing.assert_allclose(got.numpy(), ref_group_norm(a, g, w, b, 1e-3), rtol=1e-5, atol=1e-5)
+    with pytest.raises(RuntimeError, match=r"divisible by num_groups, but got input of shape \[2, 6, 5\]"):
+        tp.group_norm(tp.zeros((2, 6, 5)), 4)
+
+
+def ref_batch_stats(a):
+    axes = (0,) + tuple(range(2, a.ndim))
+    a64 = a.astype(np.float64)
+    return a64.mean(axis=axes), a64.var(axis=axes), a64.var(axis=axes, ddof=1)
+
+
+@pytest.mark.parametrize("shape", [(8, 3), (4, 3, 5), (2, 3, 4, 5)])
+def test_batch_norm_training_updates_running_stats(shape):
+    a = (rng.standard_normal(shape) * 2 + 1).astype(np.float32)
+    c = shape[1]
+    w, b = rng.standard_normal(c).astype(np.float32), rng.standard_normal(c).astype(np.float32)
+    rm0, rv0 = rng.standard_normal(c).astype(np.float32), rng.random(c).astype(np.float32) + 0.5
+    rm, rv = tp.tensor(rm0), tp.tensor(rv0)
+    got = tp.batch_norm(tp.tensor(a), tp.tensor(w), tp.tensor(b), rm, rv, True, 0.1, 1e-5)
+    mean, var, uvar = ref_batch_stats(a)
+    cs = (1, c) + (1,) * (a.ndim - 2)
+    ref = (a - mean.reshape(cs)) / np.sqrt(var.reshape(cs) + 1e-5) * w.reshape(cs) + b.reshape(cs)
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rm.numpy(), 0.9 * rm0 + 0.1 * mean, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), 0.9 * rv0 + 0.1 * uvar, rtol=1e-5, atol=1e-6)
+    # eval: the running statistics, which stay unchanged
+    got = tp.batch_norm(tp.tensor(a), None, None, rm, rv, False, 0.1, 1e-5)
+    ref = (a - rm.numpy().reshape(cs)) / np.sqrt(rv.numpy().reshape(cs) + 1e-5)
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rm.numpy(), 0.9 * rm0 + 0.1 * mean, rtol=1e-5, atol=1e-6)
+
+
+def test_batch_norm_errors_and_no_running_stats():
+    a = rng.standard_normal((5, 2, 3)).astype(np.float32)
+    got = tp.batch_norm(
+        tp.tensor(a).permute(0, 2, 1).contiguous().permute(0, 2, 1), None, None, None, None, True, 0.1, 1e-5
+    )
+    mean, var, _ = ref_batch_stats(a)
+    np.testing.assert_allclose(got.numpy(), (a - mean[:, None]) / np.sqrt(var[:, None] + 1e-5), atol=1e-5)
+    with pytest.raises(
+        ValueError, match=r"Expected more than 1 value per channel when training, got input size \[1, 3\]"
+    ):
+        tp.batch_norm(tp.zeros((1, 3)), None, None, None, None, True, 0.1, 1e-5)
+    with pytest.raises(RuntimeError, match="running_mean should contain 3 elements not 4"):
+        tp.batch_norm(tp.zeros((2, 3)), None, None, tp.zeros(4), tp.ones(3), True, 0.1, 1e-5)
+    with pytest.raises(RuntimeError, match="must be defined in evaluation mode"):
+        tp.batch_norm(tp.zeros((2, 3)), None, None, None, None, False, 0.1, 1e-5)
+
+
+def test_instance_norm():
+    a = rng.standard_normal((3, 2, 4, 5)).astype(np.float32)
+    w, b = rng.standard_normal(2).astype(np.float32), rng.standard_normal(2).astype(np.float32)
+    x64 = a.astype(np.float64)
+    m, v = x64.mean(axis=(2, 3), keepdims=True), x64.var(axis=(2, 3), keepdims=True)
+    ref = (x64 - m) / np.sqrt(v + 1e-5) * w.reshape(1, 2, 1, 1) + b.reshape(1, 2, 1, 1)
+    rm, rv = tp.zeros(2), tp.ones(2)
+    got = tp.instance_norm(tp.tensor(a), tp.tensor(w), tp.tensor(b), rm, rv, True, 0.1, 1e-5)
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-5)
+    uvar = x64.var(axis=(2, 3), ddof=1)
+    np.testing.assert_allclose(rm.numpy(), 0.1 * m[:, :, 0, 0].mean(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), 0.9 + 0.1 * uvar.mean(0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        tp.instance_norm(tp.tensor(a)).numpy(), (x64 - m) / np.sqrt(v + 1e-5), atol=1e-5
+    )
+
+
+def test_composite_norms_match_torch():
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    a = rng.standard_normal((4, 6, 5)).astype(np.float32)
+    w, b = rng.standard_normal(6).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+    np.testing.assert_allclose(
+        tp.group_norm(tp.tensor(a), 2, tp.tensor(w), tp.tensor(b)).numpy(),
+        F.group_norm(torch.tensor(a), 2, torch.tensor(w), torch.tensor(b)).numpy(),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+    rm, rv, trm, trv = tp.zeros(6), tp.ones(6), torch.zeros(6), torch.ones(6)
+    ours = tp.batch_norm(tp.tensor(a), tp.tensor(w), tp.tensor(b), rm, rv, True, 0.3, 1e-5)
+    theirs = F.batch_norm(torch.tensor(a), trm, trv, torch.tensor(w), torch.tensor(b), True, 0.3, 1e-5)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rm.numpy(), trm.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(rv.numpy(), trv.numpy(), rtol=1e-5, atol=1e-6)
+    rm, rv, trm, trv = tp.zeros(6), tp.ones(6), torch.zeros(6), torch.ones(6)
+    ours = tp.instance_norm(tp.tensor(a), None, None, rm, rv, True, 0.2, 1e-5)
+    theirs = F.instance_norm(torch.tensor(a), trm, trv, None, None, True, 0.2, 1e-5)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(rv.numpy(), trv.numpy(), rtol=1e-5, atol=1e-6)
