@@ -354,6 +354,7 @@ def test_losses_on_meta_give_shapes():
         assert getattr(tp, name)(x, x, reduction="none").shape == (6, 5, 3)
 
 
+@pytest.mark.filterwarnings("ignore:reduction. .mean. divides")
 def test_against_torch():
     torch = pytest.importorskip("torch")
     F = torch.nn.functional

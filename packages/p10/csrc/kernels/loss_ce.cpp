@@ -6,9 +6,9 @@
 // per row it takes the max, the log-sum-exp and the target's log-probability in two passes over the logits and
 // never materialises log_softmax. nll_loss runs through the same row loop without the log-sum-exp. One kernel
 // serves CPU and Meta: on meta only the result's shape is made.
-#include <atomic>
+#include <algorithm>
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -79,11 +79,13 @@ static void check_target_range(const Tensor &target, int64_t c, int64_t ignore_i
 }
 
 // exp for float, vectorisable: Cephes' expf (range reduction to [-ln2/2, ln2/2], degree-6 polynomial, scale by
-// 2^k through the exponent bits), within 2 ulp of std::exp. k is rounded with the 1.5 * 2^23 trick rather than
-// std::floor, which is a library call on baseline x86-64 and would stop vectorisation. Only called on
-// x - max <= 0 (finite), so the clamp at the bottom just flushes to ~1e-38, far below a row sum >= 1.
+// 2^k through the exponent bits), within 2 ulp of std::exp. Only called on x - max <= 0 with a finite max, so x
+// is -0..-inf; it is clamped at -87 (the result then ~1e-38, far below a row sum >= 1) on the integer bits,
+// because a float compare stops GCC vectorising under the default -ftrapping-math. k is rounded with the
+// 1.5 * 2^23 trick rather than std::floor, a library call on baseline x86-64.
 static inline float exp_poly(float x) {
-  x = x < -87.0f ? -87.0f : x;
+  int32_t mag = std::min(std::bit_cast<int32_t>(x) & 0x7fffffff, int32_t(0x42AE0000));  // |x| <= 87
+  x = std::bit_cast<float>(int32_t(uint32_t(mag) | 0x80000000u));                       // x = -|x|
   const float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to the nearest integer
   float k = (x * 1.44269504088896341f + kRound) - kRound;
   float r = x - k * 0.693359375f + k * 2.12194440e-4f;
@@ -94,10 +96,7 @@ static inline float exp_poly(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  int32_t bits = (int32_t(k) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
+  return p * std::bit_cast<float>((int32_t(k) + 127) << 23);
 }
 
 // Contiguous float rows keep kLanes independent partial results, so GCC vectorises the loops without
@@ -110,11 +109,21 @@ template <typename T, typename M> static M row_max(const T *x, int64_t c, int64_
   int64_t k = 0;
   if constexpr (std::is_same_v<T, float>) {
     if (s == 1 && c >= kLanes) {
+      // a plain max per lane (maxps) and a separate NaN flag vectorise better than one NaN-propagating select
       float lane[kLanes];
+      int32_t nan[kLanes] = {};
       for (int64_t l = 0; l < kLanes; ++l) lane[l] = mx;
       for (; k + kLanes <= c; k += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l) lane[l] = (x[k + l] > lane[l] || x[k + l] != x[k + l]) ? x[k + l] : lane[l];
-      for (int64_t l = 0; l < kLanes; ++l) mx = (lane[l] > mx || lane[l] != lane[l]) ? lane[l] : mx;
+        for (int64_t l = 0; l < kLanes; ++l) {
+          lane[l] = x[k + l] > lane[l] ? x[k + l] : lane[l];
+          nan[l] |= x[k + l] != x[k + l];
+        }
+      int32_t any_nan = 0;
+      for (int64_t l = 0; l < kLanes; ++l) {
+        mx = lane[l] > mx ? lane[l] : mx;
+        any_nan |= nan[l];
+      }
+      if (any_nan) return std::numeric_limits<M>::quiet_NaN();
     }
   }
   for (; k < c; ++k) {
