@@ -50,6 +50,10 @@ def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, st
     a16, b16 = lib.ones(n16), lib.ones(n16)
     t = lib.ones(1024, 1024).t()
     m1024, m2048 = lib.ones(1024, 1024), lib.ones(2048, 2048)
+    x4k, logits = lib.randn(4096, 1024), lib.randn(4096, 1000)
+    target = lib.randint(0, 1000, (4096,))
+    # PyTorch keeps these in torch.nn.functional; TensorPlay's P10 ops are tp.layer_norm / tp.cross_entropy
+    nn_f = lib.nn.functional if lib is torch else lib
     return [
         ("add tiny (us/call)", lambda: tiny_a + tiny_b, 1e-6, "us", 2000),
         ("add 1M float32 (GB/s)", lambda: a1 + b1, 3 * 4 * n1 / 1e9, "GB/s", 50),
@@ -67,6 +71,9 @@ def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, st
         ("exp 1M float32 (GB/s)", lambda: a1.exp(), 2 * 4 * n1 / 1e9, "GB/s", 20),
         ("matmul 1024^2 float32 (GFLOP/s)", lambda: m1024 @ m1024, 2 * 1024**3 / 1e9, "GFLOP/s", 3),
         ("matmul 2048^2 float32 (GFLOP/s)", lambda: m2048 @ m2048, 2 * 2048**3 / 1e9, "GFLOP/s", 1),
+        ("softmax [4096, 1024] (ms)", lambda: lib.softmax(x4k, 1), 1e-3, "ms", 10),
+        ("layer_norm [4096, 1024] (ms)", lambda: nn_f.layer_norm(x4k, [1024]), 1e-3, "ms", 10),
+        ("cross_entropy [4096, 1000] (ms)", lambda: nn_f.cross_entropy(logits, target), 1e-3, "ms", 10),
     ]
 
 
@@ -80,11 +87,11 @@ def run(quick: bool) -> dict:
         inner = max(1, inner // (4 if quick else 1))
         sec = timeit(fn, inner, repeats)
         row = {"case": name, "tensorplay_s": sec}
-        row["tensorplay"] = sec * 1e6 if unit == "us" else work / sec
+        row["tensorplay"] = sec * 1e6 if unit == "us" else sec * 1e3 if unit == "ms" else work / sec
         if torch_cases is not None:
             tsec = timeit(torch_cases[i][1], inner, repeats)
             row["torch_s"] = tsec
-            row["torch"] = tsec * 1e6 if unit == "us" else work / tsec
+            row["torch"] = tsec * 1e6 if unit == "us" else tsec * 1e3 if unit == "ms" else work / tsec
             row["ratio"] = tsec / sec  # throughput ratio, TensorPlay / PyTorch
         results.append(row)
         print(

@@ -40,6 +40,15 @@ section("random numbers (PyTorch's CPU stream, bit for bit)")
 tp.manual_seed(0)
 print("tp.manual_seed(0); tp.rand(3) =", tp.rand(3))
 
+section("the CPU op library: reductions, matrix products, NN kernels, indexing")
+m = tp.arange(6.0).reshape(2, 3)
+print("m.sum(0) =", m.sum(0), "  m.max(dim=1) ->", m.max(dim=1).values)
+print("m @ m.T =", m @ m.T)
+print("softmax(m, dim=1) =", tp.softmax(m, 1))
+print(
+    "m[m > 2] =", m[m > 2], "  tp.sort(tp.tensor([3, 1, 2])).indices =", tp.sort(tp.tensor([3, 1, 2])).indices
+)
+
 section("NumPy interop without copies")
 a = np.zeros(3, dtype=np.float32)
 t = tp.from_numpy(a)
