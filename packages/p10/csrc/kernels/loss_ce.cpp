@@ -106,7 +106,11 @@ static inline __attribute__((always_inline)) float exp_poly(float x) {
 //   baseline, picking one at load time (PyTorch dispatches on the CPU the same way). The generic templates
 //   below them are the reference for every other dtype and stride.
 constexpr int64_t kLanes = 16;
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
 #define TP_FLOAT_ROW_LOOP __attribute__((target_clones("avx2,fma", "default")))
+#else
+#define TP_FLOAT_ROW_LOOP  // other targets: the baseline build only
+#endif
 
 // max of a contiguous float row: a plain max per lane and a separate NaN flag (a NaN anywhere gives NaN).
 TP_FLOAT_ROW_LOOP static float row_max_f32(const float *x, int64_t c) {
