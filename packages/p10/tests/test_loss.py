@@ -166,6 +166,18 @@ def test_cross_entropy_large_threaded():
     check(tp.cross_entropy(tp.tensor(x), tp.tensor(t)), want.mean(), 1e-5)
 
 
+@pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16])
+def test_half_precision_losses_compute_in_float32(dtype):
+    x = rng.standard_normal((6, 5))
+    t = np.array([0, 1, 2, 3, 4, 0])
+    xh = tp.tensor(x).to(dtype)
+    xr = np.asarray(xh.to(tp.float64).tolist())  # the rounded inputs, in float64
+    got = tp.cross_entropy(xh, tp.tensor(t), label_smoothing=0.1)
+    assert got.dtype == dtype
+    check(got.to(tp.float64), nll_ref(log_softmax_ref(xr), t, smoothing=0.1), 1e-2)
+    check(tp.mse_loss(xh, xh * 0).to(tp.float64), (xr**2).mean(), 1e-2)
+
+
 def test_class_losses_all_ignored_and_empty_are_nan():
     x = tp.tensor(rng.standard_normal((3, 4)))
     t = tp.tensor(np.full(3, -100))

@@ -83,7 +83,7 @@ static void check_target_range(const Tensor &target, int64_t c, int64_t ignore_i
 // is -0..-inf; it is clamped at -87 (the result then ~1e-38, far below a row sum >= 1) on the integer bits,
 // because a float compare stops GCC vectorising under the default -ftrapping-math. k is rounded with the
 // 1.5 * 2^23 trick rather than std::floor, a library call on baseline x86-64.
-static inline float exp_poly(float x) {
+static inline __attribute__((always_inline)) float exp_poly(float x) {
   int32_t mag = std::min(std::bit_cast<int32_t>(x) & 0x7fffffff, int32_t(0x42AE0000));  // |x| <= 87
   x = std::bit_cast<float>(int32_t(uint32_t(mag) | 0x80000000u));                       // x = -|x|
   const float kRound = 12582912.0f;  // 1.5 * 2^23: adding and subtracting it rounds to the nearest integer
@@ -99,55 +99,97 @@ static inline float exp_poly(float x) {
   return p * std::bit_cast<float>((int32_t(k) + 127) << 23);
 }
 
-// Contiguous float rows keep kLanes independent partial results, so GCC vectorises the loops without
-// -ffast-math (a single running sum or max would fix the order of the float operations).
-constexpr int64_t kLanes = 8;
+// Note [Float row loops]
+//   Contiguous float32 rows (the common case) run three small loops written for the vectoriser: kLanes
+//   independent partial results (a single running sum or max would fix the order of the float operations, and
+//   GCC keeps that order without -ffast-math), and target_clones builds each twice, for AVX2+FMA and for the
+//   baseline, picking one at load time (PyTorch dispatches on the CPU the same way). The generic templates
+//   below them are the reference for every other dtype and stride.
+constexpr int64_t kLanes = 16;
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define TP_FLOAT_ROW_LOOP __attribute__((target_clones("avx2,fma", "default")))
+#else
+#define TP_FLOAT_ROW_LOOP  // other targets: the baseline build only
+#endif
+
+// max of a contiguous float row: a plain max per lane and a separate NaN flag (a NaN anywhere gives NaN).
+TP_FLOAT_ROW_LOOP static float row_max_f32(const float *x, int64_t c) {
+  float lane[kLanes];
+  int32_t nan[kLanes] = {};
+  for (int64_t l = 0; l < kLanes; ++l) lane[l] = -std::numeric_limits<float>::infinity();
+  int64_t k = 0;
+  for (; k + kLanes <= c; k += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) {
+      lane[l] = x[k + l] > lane[l] ? x[k + l] : lane[l];
+      nan[l] |= x[k + l] != x[k + l];
+    }
+  float mx = -std::numeric_limits<float>::infinity();
+  int32_t any_nan = 0;
+  for (int64_t l = 0; l < kLanes; ++l) {
+    mx = lane[l] > mx ? lane[l] : mx;
+    any_nan |= nan[l];
+  }
+  for (; k < c; ++k) {
+    mx = x[k] > mx ? x[k] : mx;
+    any_nan |= x[k] != x[k];
+  }
+  return any_nan ? std::numeric_limits<float>::quiet_NaN() : mx;
+}
+
+// sum of exp(x[k] - mx) over a contiguous float row, mx finite.
+TP_FLOAT_ROW_LOOP static float row_exp_sum_f32(const float *x, int64_t c, float mx) {
+  float lane[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= c; k += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lane[l] += exp_poly(x[k + l] - mx);
+  float sum = 0;
+  for (int64_t l = 0; l < kLanes; ++l) sum += lane[l];
+  for (; k < c; ++k) sum += exp_poly(x[k] - mx);
+  return sum;
+}
+
+// sum of w[k] * (x[k] - mx) over a contiguous float row (w = 1 when null): label smoothing's term.
+TP_FLOAT_ROW_LOOP static float row_wsum_f32(const float *x, const float *w, int64_t c, float mx) {
+  float lane[kLanes] = {};
+  int64_t k = 0;
+  for (; k + kLanes <= c; k += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lane[l] += (w ? w[k + l] : 1.0f) * (x[k + l] - mx);
+  float sum = 0;
+  for (int64_t l = 0; l < kLanes; ++l) sum += lane[l];
+  for (; k < c; ++k) sum += (w ? w[k] : 1.0f) * (x[k] - mx);
+  return sum;
+}
 
 // max over a row; a NaN anywhere makes it NaN (so the row's loss is NaN, as in PyTorch).
 template <typename T, typename M> static M row_max(const T *x, int64_t c, int64_t s) {
-  M mx = -std::numeric_limits<M>::infinity();
-  int64_t k = 0;
   if constexpr (std::is_same_v<T, float>) {
-    if (s == 1 && c >= kLanes) {
-      // a plain max per lane (maxps) and a separate NaN flag vectorise better than one NaN-propagating select
-      float lane[kLanes];
-      int32_t nan[kLanes] = {};
-      for (int64_t l = 0; l < kLanes; ++l) lane[l] = mx;
-      for (; k + kLanes <= c; k += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l) {
-          lane[l] = x[k + l] > lane[l] ? x[k + l] : lane[l];
-          nan[l] |= x[k + l] != x[k + l];
-        }
-      int32_t any_nan = 0;
-      for (int64_t l = 0; l < kLanes; ++l) {
-        mx = lane[l] > mx ? lane[l] : mx;
-        any_nan |= nan[l];
-      }
-      if (any_nan) return std::numeric_limits<M>::quiet_NaN();
-    }
+    if (s == 1) return row_max_f32(x, c);
   }
-  for (; k < c; ++k) {
+  M mx = -std::numeric_limits<M>::infinity();
+  for (int64_t k = 0; k < c; ++k) {
     M v = M(x[k * s]);
     mx = (v > mx || v != v) ? v : mx;
   }
   return mx;
 }
 
-// Sum over a row of exp(x[c] - mx). Float rows use exp_poly in lanes; everything else std::exp.
+// Sum over a row of exp(x[c] - mx).
 template <typename T, typename M> static M row_exp_sum(const T *x, int64_t c, int64_t s, M mx) {
-  M sum(0);
-  int64_t k = 0;
   if constexpr (std::is_same_v<T, float>) {
-    if (s == 1 && std::isfinite(mx)) {
-      float lane[kLanes] = {};
-      for (; k + kLanes <= c; k += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l) lane[l] += exp_poly(x[k + l] - mx);
-      for (int64_t l = 0; l < kLanes; ++l) sum += lane[l];
-      for (; k < c; ++k) sum += exp_poly(x[k] - mx);
-      return sum;
-    }
+    if (s == 1 && std::isfinite(mx)) return row_exp_sum_f32(x, c, mx);
   }
-  for (; k < c; ++k) sum += std::exp(M(x[k * s]) - mx);
+  M sum(0);
+  for (int64_t k = 0; k < c; ++k) sum += std::exp(M(x[k * s]) - mx);
+  return sum;
+}
+
+// Sum over a row of w[c] * (x[c] - mx).
+template <typename T, typename M> static M row_wsum(const T *x, const T *w, int64_t c, int64_t s, M mx) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (s == 1) return row_wsum_f32(x, w, c, mx);
+  }
+  M sum(0);
+  for (int64_t k = 0; k < c; ++k) sum += (w ? M(w[k]) : M(1)) * (M(x[k * s]) - mx);
   return sum;
 }
 
@@ -203,8 +245,7 @@ static void class_loss_rows(const ClassLossConfig &cfg, const ClassLayout &l, co
       const M wt = w ? M(w[t]) : M(1);
       M value = -wt * (M(row[t * D]) - mx - lse);
       if (eps != M(0)) {
-        M sm(0);
-        for (int64_t k = 0; k < C; ++k) sm += (w ? M(w[k]) : M(1)) * (M(row[k * D]) - mx);
+        M sm = row_wsum<T, M>(row, w, C, D, mx);
         value = (M(1) - eps) * value - eps / M(C) * (sm - lse * wtotal);
       }
       loss[p] = double(value);
