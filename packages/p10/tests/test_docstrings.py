@@ -9,6 +9,7 @@ MODULES = [
     "_dtype",
     "_device",
     "_tensor",
+    "_shape",
     "_factories",
     "_explain",
     "library",

@@ -93,7 +93,8 @@ from ._functional import (
     unsqueeze,
 )
 from ._matmul import einsum, tensordot
-from ._tensor import Size, Tensor, broadcast_shapes, chunk, flatten, movedim, split, unbind, unflatten
+from ._shape import Size, broadcast_shapes, chunk, flatten, movedim, split, unbind, unflatten
+from ._tensor import Tensor
 from ._tensor_str import get_printoptions, set_printoptions
 from .random import (
     Generator,

@@ -22,7 +22,8 @@ import numpy as np
 
 from . import _C
 from . import _dtype as D
-from ._tensor import Size, Tensor, _op, _shape_args
+from ._shape import Size
+from ._tensor import Tensor, _op, _shape_args
 
 _empty, _full, _arange = _op("empty"), _op("full"), _op("arange")
 

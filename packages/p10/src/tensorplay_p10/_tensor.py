@@ -23,25 +23,9 @@ import numpy as np
 from . import _C, _autograd_hooks, ops
 from . import _dtype as D
 from ._device import device as Device
+from ._shape import Size, chunk, flatten, movedim, split, unbind, unflatten
 
 _op = _C._op
-
-
-class Size(tuple):
-    """The shape of a tensor: a tuple of ints that prints as ``tensorplay.Size([2, 3])``."""
-
-    def __repr__(self) -> str:
-        return f"tensorplay.Size([{', '.join(str(s) for s in self)}])"
-
-    def numel(self) -> int:
-        n = 1
-        for s in self:
-            n *= s
-        return n
-
-    def __getitem__(self, i):  # slices of a Size are Sizes
-        r = tuple.__getitem__(self, i)
-        return Size(r) if isinstance(i, slice) else r
 
 
 def _shape_args(args: tuple, what: str = "size") -> list[int]:
@@ -750,107 +734,6 @@ _TYPE_NAMES = {
     D.complex64: "ComplexFloatTensor",
     D.complex128: "ComplexDoubleTensor",
 }
-
-
-# ---- view helpers that are compositions of the primitive views (so they work on every backend) -----------
-def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    """Merge dims ``start_dim..end_dim`` into one (a view when the layout allows, else a copy)."""
-    n = input.dim()
-    if n == 0:
-        return input.reshape(1)
-    s, e = _wrap(start_dim, n, "flatten"), _wrap(end_dim, n, "flatten")
-    if s > e:
-        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
-    shape = list(input.shape)
-    merged = 1
-    for d in shape[s : e + 1]:
-        merged *= d
-    return input.reshape(shape[:s] + [merged] + shape[e + 1 :])
-
-
-def unflatten(input: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
-    """Split dim ``dim`` into ``sizes`` (one entry may be -1)."""
-    d = _wrap(dim, input.dim(), "unflatten")
-    shape = list(input.shape)
-    return input.view(shape[:d] + list(sizes) + shape[d + 1 :])
-
-
-def movedim(input: Tensor, source: Any, destination: Any) -> Tensor:
-    """Move dims from ``source`` positions to ``destination`` positions, keeping the others in order."""
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
-    n = input.dim()
-    if len(src) != len(dst):
-        raise RuntimeError(
-            f"movedim: Invalid source or destination dims: source ({src} dims) should contain the "
-            f"same number of dims as destination ({dst} dims)"
-        )
-    src = [_wrap(s, n, "movedim") for s in src]
-    dst = [_wrap(d, n, "movedim") for d in dst]
-    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
-        raise RuntimeError("movedim: repeated dim in source or destination")
-    order: list[int | None] = [None] * n
-    for s, d in zip(src, dst, strict=True):
-        order[d] = s
-    rest = iter(i for i in range(n) if i not in src)
-    perm = [o if o is not None else next(rest) for o in order]
-    return input.permute(perm)
-
-
-def split(tensor: Tensor, split_size_or_sections: Any, dim: int = 0) -> list[Tensor]:
-    """Views of equal ``split_size`` chunks (the last may be smaller), or of the given section sizes."""
-    d = _wrap(dim, tensor.dim(), "split")
-    size = tensor.shape[d]
-    if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
-        if step < 0 or (step == 0 and size != 0):
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
-        if step == 0:
-            return [tensor.narrow(d, 0, 0)]
-        return [tensor.narrow(d, s, min(step, size - s)) for s in range(0, size, step)] or [
-            tensor.narrow(d, 0, 0)
-        ]
-    sections = list(split_size_or_sections)
-    if sum(sections) != size:
-        raise RuntimeError(
-            f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
-            f"dimension {dim}), but got split_sizes={sections}"
-        )
-    out, start = [], 0
-    for s in sections:
-        out.append(tensor.narrow(d, start, s))
-        start += s
-    return out
-
-
-def chunk(input: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
-    """Split into ``chunks`` pieces of ``ceil(size / chunks)`` (PyTorch's rule: possibly fewer pieces)."""
-    if chunks <= 0:
-        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-    d = _wrap(dim, input.dim(), "chunk")
-    size = input.shape[d]
-    step = max(1, -(-size // chunks))
-    return split(input, step, d) if size else [input.narrow(d, 0, 0) for _ in range(chunks)]
-
-
-def unbind(input: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
-    """All slices along ``dim``, as views."""
-    d = _wrap(dim, input.dim(), "unbind")
-    return tuple(input.select(d, i) for i in range(input.shape[d]))
-
-
-def broadcast_shapes(*shapes: Sequence[int]) -> Size:
-    """The shape NumPy-style broadcasting gives ``shapes`` (RuntimeError naming both when they clash)."""
-    return Size(_C._broadcast_shapes([list(s) for s in shapes]))
-
-
-def _wrap(dim: int, n: int, op: str) -> int:
-    lo, hi = -max(n, 1), max(n, 1) - 1
-    if not lo <= dim <= hi:
-        raise IndexError(
-            f"{op}: Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
-        )
-    return dim % max(n, 1)
 
 
 _C._set_tensor_classes(Tensor, Size, Device)

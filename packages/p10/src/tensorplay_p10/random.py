@@ -20,7 +20,8 @@ from typing import Any
 from . import _C
 from . import _dtype as D
 from ._factories import _finish, empty
-from ._tensor import Tensor, _op, _shape_args, broadcast_shapes
+from ._shape import broadcast_shapes
+from ._tensor import Tensor, _op, _shape_args
 
 Generator = _C.Generator
 default_generator = _C.default_generator
