@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 0
+#define TP_ABI_MINOR 1
 #define TP_ABI_CAPSULE_NAME "tensorplay_p10._C._tp_abi"
 
 /* Opaque handles. A TP_Tensor is P10's TensorImpl; a TP_Op is a registered operator. */
@@ -73,8 +73,20 @@ typedef enum TP_ErrorKind {
 /* A boxed value on an op's argument stack. */
 typedef enum TP_ValueTag {
   TP_VALUE_NONE = 0, TP_VALUE_TENSOR = 1, TP_VALUE_INT = 2, TP_VALUE_DOUBLE = 3, TP_VALUE_BOOL = 4,
-  TP_VALUE_INT_LIST = 5, TP_VALUE_STRING = 6, TP_VALUE_DTYPE = 7
+  TP_VALUE_INT_LIST = 5, TP_VALUE_STRING = 6, TP_VALUE_DTYPE = 7,
+  /* since 1.1 */
+  TP_VALUE_TENSOR_LIST = 8, /* `Tensor[]` / `Tensor?[]` (NULL entries are None): see Note [ABI tensor lists] */
+  TP_VALUE_DEVICE = 9,      /* v.i = TP_DEVICE_CODE(type, index); index -1 = "the current one" */
+  TP_VALUE_GENERATOR = 10   /* v.p: an opaque, borrowed generator handle (pass it on, never look inside) */
 } TP_ValueTag;
+
+/* Note [ABI tensor lists]
+ *   As an argument, a TENSOR_LIST is borrowed like every argument. As an output (from op_call/op_redispatch,
+ *   or written by a boxed kernel), its `data` array is allocated with malloc and its entries are NEW references;
+ *   the receiver owns both and releases them with `value_release` (or hands them on as its own output). */
+#define TP_DEVICE_CODE(type, index) ((int64_t)(type) * 256 + (int64_t)(uint8_t)(int8_t)(index))
+#define TP_DEVICE_CODE_TYPE(code) ((int)((code) / 256))
+#define TP_DEVICE_CODE_INDEX(code) ((int)(int8_t)(uint8_t)((code) % 256))
 
 typedef struct TP_Value {
   int32_t tag; /* a TP_ValueTag */
@@ -84,6 +96,8 @@ typedef struct TP_Value {
     double d;
     struct { const int64_t *data; int64_t len; } ints; /* borrowed for the duration of the call */
     const char *s;                                   /* borrowed for the duration of the call */
+    struct { TP_Tensor *const *data; int64_t len; } tensors; /* TENSOR_LIST (Note [ABI tensor lists]) */
+    void *p;                                                  /* GENERATOR */
   } v;
 } TP_Value;
 
@@ -155,6 +169,20 @@ typedef struct TP_Api {
   TP_KeySet (*tls_excluded)(void);
   void (*tls_set_included)(TP_KeySet keys);
   void (*tls_set_excluded)(TP_KeySet keys);
+
+  /* ---- since 1.1 ---- */
+  /* Register a boxed kernel run for every op that has no kernel of its own at wrapper key `key` (Autograd,
+   * Autocast, Tracer, Python). 0 ok, else error. */
+  int (*op_register_fallback)(int key, TP_BoxedKernel fn, void *user_data, const char *file, int line);
+  /* Release an output value received from op_call/op_redispatch: a tensor's reference, or a tensor list's
+   * references and array (Note [ABI tensor lists]). Other tags: nothing to do. Sets the tag to NONE. */
+  void (*value_release)(TP_Value *v);
+  /* The op's schema as text, "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" (borrowed). */
+  const char *(*op_schema)(const TP_Op *op);
+  /* Does the op write into argument `i` (`Tensor(a!)`: in-place and out= arguments)? */
+  int (*op_arg_is_write)(const TP_Op *op, int64_t i);
+  /* The root tensor `t` is a view of (borrowed), or NULL when `t` is not a view. */
+  TP_Tensor *(*tensor_view_base)(const TP_Tensor *t);
 } TP_Api;
 
 /* Import P10's table. Returns NULL with a Python ImportError set when p10 is missing or too old.

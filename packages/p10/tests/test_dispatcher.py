@@ -118,8 +118,9 @@ def test_trace_dispatch_env_prints(tmp_path):
 def test_ops_table():
     entries = {d["name"]: d for d in tp.ops.list()}
     assert {"add", "add_", "add.out", "view", "empty", "uniform_"} <= set(entries)
-    assert set(entries["add"]["kernels"]) == {"CPU", "Meta"}
-    assert entries["view"]["kernels"].keys() == {"AnyBackend"}
+    # tpx (when imported in the same process) adds an Autograd kernel
+    assert set(entries["add"]["kernels"]) - {"Autograd"} == {"CPU", "Meta"}
+    assert entries["view"]["kernels"].keys() - {"Autograd"} == {"AnyBackend"}
     assert "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" == entries["add"]["schema"]
     assert "add" in tp.ops.table()
 

@@ -389,7 +389,9 @@ def test_grad_fn_suffix_through_the_engine_extension_point(monkeypatch: pytest.M
             t._set_requires_grad(flag)
 
         def detach(self, t: Any) -> Any:
-            return tp.ops.alias(t)
+            out = tp.ops.alias(t)
+            out._set_requires_grad(False)
+            return out
 
     monkeypatch.setattr(_autograd_hooks, "_engine", Engine())
     assert repr(tp.tensor([2.0, 4.0])) == "tensor([2., 4.], grad_fn=<MulBackward>)"

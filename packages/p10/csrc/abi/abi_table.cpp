@@ -2,6 +2,7 @@
 //
 // Where it sits: the only code that turns C ABI calls into dispatcher calls and back. Every entry point catches
 // every C++ exception and reports it through the error channel (Note [ABI errors]); none may throw.
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -81,12 +82,33 @@ Value from_abi(const TP_Value &v, const Argument &arg) {
     case TP_VALUE_DTYPE:
       TP_CHECK(v.v.i >= 0 && v.v.i < kNumScalarTypes, Value, "invalid dtype code ", v.v.i);
       return Value::from_dtype(ScalarType(v.v.i));
+    case TP_VALUE_TENSOR_LIST: {
+      std::vector<Tensor> ts;
+      ts.reserve(size_t(v.v.tensors.len));
+      for (int64_t i = 0; i < v.v.tensors.len; ++i) {
+        TP_Tensor *t = v.v.tensors.data[i];
+        ts.push_back(t ? Tensor(Ref<TensorImpl>(impl(t))) : Tensor());
+      }
+      return Value::from_tensors(std::move(ts));
+    }
+    case TP_VALUE_DEVICE: {
+      int type = TP_DEVICE_CODE_TYPE(v.v.i);
+      TP_CHECK(type >= 0 && type <= TP_DEVICE_PRIVATEUSE1, Value, "invalid device code ", v.v.i);
+      return Value::from_device(Device{DeviceType(type), int8_t(TP_DEVICE_CODE_INDEX(v.v.i))});
+    }
+    case TP_VALUE_GENERATOR: {
+      Value g;
+      g.tag = Value::Tag::Generator;
+      g.generator = v.v.p;
+      return g;
+    }
   }
   fail(ErrorKind::Type, "argument '", arg.name, "': unknown TP_Value tag ", v.tag);
 }
 
-// Values a kernel reads from are borrowed views into `v` (which must outlive the use).
-TP_Value to_abi_borrowed(const Value &v) {
+// Values a kernel reads from are borrowed views into `v` (which must outlive the use). A tensor list needs an
+// array of handles: `scratch` holds it (one per list argument, so it must outlive the use too).
+TP_Value to_abi_borrowed(const Value &v, std::vector<TP_Tensor *> *scratch = nullptr) {
   TP_Value r{};
   switch (v.tag) {
     case Value::Tag::None: r.tag = TP_VALUE_NONE; break;
@@ -102,9 +124,42 @@ TP_Value to_abi_borrowed(const Value &v) {
     case Value::Tag::IntList: r.tag = TP_VALUE_INT_LIST; r.v.ints.data = v.ints.data(); r.v.ints.len = int64_t(v.ints.size()); break;
     case Value::Tag::String: r.tag = TP_VALUE_STRING; r.v.s = v.str.c_str(); break;
     case Value::Tag::DType: r.tag = TP_VALUE_DTYPE; r.v.i = int(v.dtype); break;
-    default: fail(ErrorKind::Type, "this value kind cannot cross the C ABI yet (tensor lists, devices)");
+    case Value::Tag::Device: r.tag = TP_VALUE_DEVICE; r.v.i = TP_DEVICE_CODE(int(v.device.type), v.device.index); break;
+    case Value::Tag::Generator: r.tag = TP_VALUE_GENERATOR; r.v.p = v.generator; break;
+    case Value::Tag::TensorList:
+      TP_CHECK(scratch, Type, "a tensor list cannot cross the C ABI here");
+      scratch->clear();
+      for (const Tensor &t : v.tensors) scratch->push_back(t.defined() ? handle(t.impl()) : nullptr);
+      r.tag = TP_VALUE_TENSOR_LIST;
+      r.v.tensors.data = scratch->data();
+      r.v.tensors.len = int64_t(scratch->size());
+      break;
   }
   return r;
+}
+
+// A tensor list result as a NEW malloc'd array of NEW references (Note [ABI tensor lists]).
+TP_Value list_to_abi_owned(const std::vector<Tensor> &ts) {
+  TP_Value r{};
+  r.tag = TP_VALUE_TENSOR_LIST;
+  auto **arr = static_cast<TP_Tensor **>(std::malloc(sizeof(TP_Tensor *) * (ts.size() ? ts.size() : 1)));
+  TP_CHECK(arr, Runtime, "out of memory for a tensor list of ", ts.size(), " entries");
+  for (size_t i = 0; i < ts.size(); ++i)
+    arr[i] = ts[i].defined() ? handle(Ref<TensorImpl>(ts[i].ref()).release()) : nullptr;
+  r.v.tensors.data = arr;
+  r.v.tensors.len = int64_t(ts.size());
+  return r;
+}
+
+// Adopt a received tensor-list output: takes the references, frees the array.
+Value list_from_abi_owned(TP_Value &o) {
+  std::vector<Tensor> ts;
+  ts.reserve(size_t(o.v.tensors.len));
+  for (int64_t i = 0; i < o.v.tensors.len; ++i)
+    ts.push_back(o.v.tensors.data[i] ? Tensor::adopt(impl(o.v.tensors.data[i])) : Tensor());
+  std::free(const_cast<TP_Tensor **>(o.v.tensors.data));
+  o.tag = TP_VALUE_NONE;
+  return Value::from_tensors(std::move(ts));
 }
 
 Stack stack_from_abi(const Operator &op, const TP_Value *args, int64_t n) {
@@ -123,6 +178,8 @@ void outs_to_abi(const Operator &op, Stack &s, TP_Value *outs, int64_t n) {
     if (s[i].is_tensor()) {
       outs[i].tag = TP_VALUE_TENSOR;
       outs[i].v.tensor = handle(Ref<TensorImpl>(s[i].tensor.ref()).release());
+    } else if (s[i].tag == Value::Tag::TensorList) {
+      outs[i] = list_to_abi_owned(s[i].tensors);
     } else {
       outs[i] = to_abi_borrowed(s[i]);
       TP_CHECK(outs[i].tag != TP_VALUE_INT_LIST && outs[i].tag != TP_VALUE_STRING, Type, op.name,
@@ -141,7 +198,8 @@ void abi_kernel_trampoline(const Operator &op, Stack &stack, void *user) {
   auto *k = static_cast<AbiKernel *>(user);
   std::vector<TP_Value> args;
   args.reserve(stack.size());
-  for (const Value &v : stack) args.push_back(to_abi_borrowed(v));
+  std::vector<std::vector<TP_Tensor *>> lists(stack.size());
+  for (size_t i = 0; i < stack.size(); ++i) args.push_back(to_abi_borrowed(stack[i], &lists[i]));
   std::vector<TP_Value> outs(op.num_returns());
   clear_error();
   int rc = k->fn(k->user_data, reinterpret_cast<const TP_Op *>(&op), args.data(), int64_t(args.size()), outs.data(),
@@ -156,6 +214,7 @@ void abi_kernel_trampoline(const Operator &op, Stack &stack, void *user) {
   stack.clear();
   for (TP_Value &o : outs) {
     if (o.tag == TP_VALUE_TENSOR) stack.push_back(Value(Tensor::adopt(impl(o.v.tensor))));  // takes the NEW ref
+    else if (o.tag == TP_VALUE_TENSOR_LIST) stack.push_back(list_from_abi_owned(o));
     else stack.push_back(from_abi(o, Argument{}));
   }
 }
@@ -257,6 +316,32 @@ int op_register_kernel(const TP_Op *op, int key, TP_BoxedKernel fn, void *user_d
   });
 }
 
+int op_register_fallback(int key, TP_BoxedKernel fn, void *user_data, const char *file, int line) {
+  return guarded<int>(1, [&] {
+    TP_CHECK(fn, Value, "op_register_fallback: fn must not be NULL");
+    TP_CHECK(key >= 0 && key < kNumRuntimeKeys, Value, "op_register_fallback: invalid dispatch key ", key);
+    auto *k = new AbiKernel{fn, user_data};  // lives for the process, like ABI kernels
+    std::string src = std::string(file ? file : "<C ABI>") + ":" + std::to_string(line);
+    register_fallback(DispatchKey(key), Kernel{&abi_kernel_trampoline, k, src});
+    return 0;
+  });
+}
+
+void value_release(TP_Value *v) {
+  if (!v) return;
+  if (v->tag == TP_VALUE_TENSOR && v->v.tensor) impl(v->v.tensor)->decref();
+  if (v->tag == TP_VALUE_TENSOR_LIST) (void)list_from_abi_owned(*v);
+  v->tag = TP_VALUE_NONE;
+}
+
+const char *op_schema(const TP_Op *op) { return op_of(op)->schema.text.c_str(); }
+int op_arg_is_write(const TP_Op *op, int64_t i) {
+  const Operator &o = *op_of(op);
+  return i >= 0 && i < o.num_args() && o.schema.args[size_t(i)].is_write;
+}
+
+TP_Tensor *tensor_view_base(const TP_Tensor *t) { return handle(impl(t)->view_base.get()); }
+
 void *tensor_autograd_meta(const TP_Tensor *t) { return impl(t)->autograd_meta; }
 void tensor_set_autograd_meta(TP_Tensor *t, void *meta, TP_Deleter deleter) {
   TensorImpl *p = impl(t);
@@ -280,6 +365,7 @@ const TP_Api g_api = {
     op_find, op_define, op_name, op_num_args, op_num_returns, op_call, op_redispatch, op_register_kernel,
     tensor_autograd_meta, tensor_set_autograd_meta,
     tls_included, tls_excluded, tls_set_included, tls_set_excluded,
+    op_register_fallback, value_release, op_schema, op_arg_is_write, tensor_view_base,
 };
 
 }  // namespace

@@ -106,6 +106,7 @@ Tensor make_view(const Tensor &base, Shape sizes, Shape strides, int64_t offset)
   impl->dtype = base.dtype();
   impl->device = base.device();
   impl->version = base->version;
+  impl->view_base = base->view_base ? base->view_base : base.ref();  // the root, never a view itself
   impl->set_geometry(std::move(sizes), std::move(strides), offset);
   return Tensor(std::move(impl));
 }

@@ -33,6 +33,9 @@ struct TensorImpl : RefCounted {
   bool requires_grad = false;
   bool is_contiguous = true;      // cached; recomputed by set_geometry()
   bool is_wrapped_number = false; // a Python scalar turned into a 0-d tensor (Note [Wrapped numbers])
+  // For a view (make_view): the tensor it views, followed to the root. Autograd needs it to send an in-place
+  // write into a view back to its base's history (tpx's Note [Views and in-place]).
+  Ref<TensorImpl> view_base;
 
   // Note [Autograd meta slot]
   //   tpx stores its per-tensor state (grad, grad_fn, hooks) here through the C ABI. P10 never looks inside;

@@ -208,18 +208,18 @@ static Tensor scatter_reduce_(const Tensor &self, int64_t dim, const Tensor &ind
 // Functional forms: clone, then the in-place op.
 static Tensor scatter_src(const Tensor &self, int64_t dim, const Tensor &index, const Tensor &src,
                           std::optional<std::string> reduce) {
-  return scatter_src_(call_op(TP_OP("clone"), self), dim, index, src, reduce);
+  return call_op(TP_OP("scatter_.src"), call_op(TP_OP("clone"), self), dim, index, src, reduce);
 }
 static Tensor scatter_value(const Tensor &self, int64_t dim, const Tensor &index, const Scalar &value,
                             std::optional<std::string> reduce) {
-  return scatter_value_(call_op(TP_OP("clone"), self), dim, index, value, reduce);
+  return call_op(TP_OP("scatter_.value"), call_op(TP_OP("clone"), self), dim, index, value, reduce);
 }
 static Tensor scatter_add(const Tensor &self, int64_t dim, const Tensor &index, const Tensor &src) {
-  return scatter_add_(call_op(TP_OP("clone"), self), dim, index, src);
+  return call_op(TP_OP("scatter_add_"), call_op(TP_OP("clone"), self), dim, index, src);
 }
 static Tensor scatter_reduce(const Tensor &self, int64_t dim, const Tensor &index, const Tensor &src,
                              std::string reduce, bool include_self) {
-  return scatter_reduce_(call_op(TP_OP("clone"), self), dim, index, src, reduce, include_self);
+  return call_op(TP_OP("scatter_reduce_.two"), call_op(TP_OP("clone"), self), dim, index, src, reduce, include_self);
 }
 
 // A 1-D index along dim `d`, viewed and expanded to `shape` (what index_select & co. gather/scatter with).
@@ -276,13 +276,13 @@ static Tensor index_fill_(const Tensor &self, int64_t dim, const Tensor &index, 
 
 static Tensor index_add(const Tensor &self, int64_t dim, const Tensor &index, const Tensor &source,
                         const Scalar &alpha) {
-  return index_add_(call_op(TP_OP("clone"), self), dim, index, source, alpha);
+  return call_op(TP_OP("index_add_"), call_op(TP_OP("clone"), self), dim, index, source, alpha);
 }
 static Tensor index_copy(const Tensor &self, int64_t dim, const Tensor &index, const Tensor &source) {
-  return index_copy_(call_op(TP_OP("clone"), self), dim, index, source);
+  return call_op(TP_OP("index_copy_"), call_op(TP_OP("clone"), self), dim, index, source);
 }
 static Tensor index_fill(const Tensor &self, int64_t dim, const Tensor &index, const Scalar &value) {
-  return index_fill_(call_op(TP_OP("clone"), self), dim, index, value);
+  return call_op(TP_OP("index_fill_.int_Scalar"), call_op(TP_OP("clone"), self), dim, index, value);
 }
 
 // take: self as a flat list, read at `index` (negative indices count from the end), result shaped like index.
@@ -292,7 +292,7 @@ static Tensor take(const Tensor &self, const Tensor &index) {
            scalar_type_name(index.dtype()));
   Tensor idx = wrap_negative(index.dtype() == ScalarType::Int64 ? index : cast_to(index, ScalarType::Int64),
                              flat.numel(), "take");
-  Tensor out = gather(flat, 0, call_op(TP_OP("reshape"), idx, std::vector<int64_t>{-1}), false);
+  Tensor out = call_op(TP_OP("gather"), flat, int64_t(0), call_op(TP_OP("reshape"), idx, std::vector<int64_t>{-1}), false);
   return call_op(TP_OP("view"), out, index.sizes());
 }
 
@@ -310,7 +310,7 @@ static Tensor take_along_dim(const Tensor &self, const Tensor &indices, std::opt
   Shape s = b, i = b;
   s[d] = self.sizes()[d];
   i[d] = indices.sizes()[d];
-  return gather(call_op(TP_OP("expand"), self, s), d, call_op(TP_OP("expand"), indices, i), false);
+  return call_op(TP_OP("gather"), call_op(TP_OP("expand"), self, s), d, call_op(TP_OP("expand"), indices, i), false);
 }
 
 // put_: the flat self written at `index` from `source` (accumulate adds, duplicates included).

@@ -173,7 +173,7 @@ static Tensor index_put_(const Tensor &self, std::vector<Tensor> indices, const 
 }
 
 static Tensor index_put(const Tensor &self, std::vector<Tensor> indices, const Tensor &values, bool accumulate) {
-  return index_put_(call_op(TP_OP("clone"), self), indices, values, accumulate);
+  return call_op(TP_OP("index_put_"), call_op(TP_OP("clone"), self), indices, values, accumulate);
 }
 
 static Tensor argwhere(const Tensor &self) { return call_op(TP_OP("nonzero"), self); }
@@ -203,7 +203,7 @@ static Tensor masked_fill_(const Tensor &self, const Tensor &mask, const Tensor 
 
 static Tensor masked_fill(const Tensor &self, const Tensor &mask, const Tensor &value) {
   Shape b = broadcast_shapes(self.sizes(), mask.sizes(), "masked_fill");
-  return masked_fill_(call_op(TP_OP("clone"), call_op(TP_OP("expand"), self, b)), mask, value);
+  return call_op(TP_OP("masked_fill_.Tensor"), call_op(TP_OP("clone"), call_op(TP_OP("expand"), self, b)), mask, value);
 }
 
 // masked_select: the elements where mask is true, in row-major order of the broadcast shape, as a 1-D tensor.
@@ -236,7 +236,7 @@ static Tensor masked_scatter_(const Tensor &self, const Tensor &mask, const Tens
 }
 
 static Tensor masked_scatter(const Tensor &self, const Tensor &mask, const Tensor &source) {
-  return masked_scatter_(call_op(TP_OP("clone"), self), mask, source);
+  return call_op(TP_OP("masked_scatter_"), call_op(TP_OP("clone"), self), mask, source);
 }
 
 TP_LIBRARY(index_advanced) {

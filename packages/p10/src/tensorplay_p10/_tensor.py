@@ -220,6 +220,46 @@ class Tensor(_C.TensorBase):
         eng = _autograd_hooks.engine()
         return eng.detach(self) if eng is not None else _op("alias")(self)
 
+    def detach_(self) -> Tensor:
+        """Cut this tensor out of the autograd graph, in place (it becomes a leaf)."""
+        eng = _autograd_hooks.engine()
+        if eng is not None:
+            eng.detach_(self)
+        else:
+            self._set_requires_grad(False)
+        return self
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        _autograd_hooks.require_engine("Tensor.retain_grad()").retain_grad(self)
+
+    @property
+    def retains_grad(self) -> bool:
+        eng = _autograd_hooks.engine()
+        return False if eng is None else eng.retains_grad(self)
+
+    def register_hook(self, hook: Any) -> Any:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        return _autograd_hooks.require_engine("Tensor.register_hook()").register_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """Call ``hook(tensor)`` after a gradient was accumulated into this leaf's ``.grad``."""
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        eng = _autograd_hooks.require_engine("Tensor.register_post_accumulate_grad_hook()")
+        return eng.register_post_accumulate_grad_hook(self, hook)
+
+    @property
+    def output_nr(self) -> int:
+        eng = _autograd_hooks.engine()
+        return 0 if eng is None else eng.output_nr(self)
+
     # ---- shape and views ----------------------------------------------------------------------------
     def view(self, *shape: Any) -> Tensor:
         if len(shape) == 1 and isinstance(shape[0], D.dtype):

@@ -33,6 +33,15 @@ try:
 except ModuleNotFoundError as _exc:
     if _exc.name != "tensorplay_tpx":
         raise
+else:  # PyTorch keeps the grad modes at top level too: tp.no_grad() is torch.no_grad()
+    from tensorplay_tpx.autograd.grad_mode import (  # noqa: F401
+        enable_grad,
+        inference_mode,
+        is_grad_enabled,
+        is_inference_mode_enabled,
+        no_grad,
+        set_grad_enabled,
+    )
 
 # `from tensorplay import *` gives what `from tensorplay_p10 import *` gives (the aliases load lazily).
 __all__: list[str] = list(getattr(_p10, "__all__", [n for n in vars(_p10) if not n.startswith("_")]))

@@ -36,6 +36,7 @@ ALIASES: dict[str, str] = {
     "nn": "tensorplay_nn.nn",
     "optim": "tensorplay_nn.optim",
     "utils.data": "tensorplay_nn.utils.data",
+    "utils.checkpoint": "tensorplay_tpx.utils.checkpoint",
     "data": "tensorplay_nn.utils.data",
     "library": "tensorplay_p10.library",
     "ops": "tensorplay_p10.ops",

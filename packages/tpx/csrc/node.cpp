@@ -1,0 +1,160 @@
+// node.cpp — Node's common machinery (sequence numbers, saved-variable checks, teardown) and AccumulateGrad.
+//
+// Where it sits: below the engine (engine.cpp) and the recording kernel (record.cpp); see node.h for the model.
+#include "node.h"
+
+#include <sstream>
+
+#include "meta.h"
+
+namespace tp::tpx {
+
+std::atomic<uint64_t> Node::next_seq{0};
+
+Node::Node() : seq_nr(next_seq.fetch_add(1, std::memory_order_relaxed)) {}
+
+// ---- Note [Iterative graph teardown] -----------------------------------------------------------------------------
+namespace {
+struct Parked {
+  std::vector<Edge> edges;
+  std::vector<SavedVariable> saved;
+};
+struct Teardown {
+  bool draining = false;
+  std::vector<Parked> parked;
+};
+Teardown &teardown() {
+  thread_local Teardown t;
+  return t;
+}
+}  // namespace
+
+Node::~Node() {
+  Teardown &td = teardown();
+  td.parked.push_back(Parked{std::move(next_edges), std::move(saved)});
+  if (td.draining) return;  // an outer destructor is draining: it will release what we parked
+  td.draining = true;
+  while (!td.parked.empty()) {
+    Parked p = std::move(td.parked.back());
+    td.parked.pop_back();
+    // Releasing these may destroy more Nodes; their destructors only park (draining is set).
+  }
+  td.draining = false;
+  if (py && Py_IsInitialized()) {
+    nb::gil_scoped_acquire gil;
+    py.reset();
+  } else {
+    (void)py.release();  // interpreter gone: leak the Python objects rather than touch a dead runtime
+  }
+}
+
+NodePyState &Node::pystate() {
+  if (!py) py = std::make_unique<NodePyState>();
+  return *py;
+}
+
+void Node::release_variables() {
+  saved.clear();
+  released = true;
+}
+
+static const char *tensor_type_name(int dtype) {
+  static const char *names[] = {"BoolTensor",  "ByteTensor",     "CharTensor",          "ShortTensor",
+                                "IntTensor",   "LongTensor",     "HalfTensor",          "BFloat16Tensor",
+                                "FloatTensor", "DoubleTensor",   "ComplexFloatTensor",  "ComplexDoubleTensor"};
+  return dtype >= 0 && dtype < 12 ? names[dtype] : "Tensor";
+}
+
+TensorRef Node::unpack(const SavedVariable &sv) {
+  if (released)
+    fail(TP_ERR_RUNTIME,
+         "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+         "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+         "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+         "if you need to access saved tensors after calling backward.");
+  if (!sv.defined()) return TensorRef();
+  int64_t now = sv.data.version();
+  if (now != sv.saved_version) {
+    std::ostringstream msg;
+    msg << "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        << "[tensorplay." << tensor_type_name(sv.data.dtype()) << " [";
+    auto sz = sv.data.sizes();
+    for (size_t i = 0; i < sz.size(); ++i) msg << (i ? ", " : "") << sz[i];
+    msg << "]]";
+    std::shared_ptr<Node> fn = sv.is_output ? shared_from_this() : grad_fn_of(sv.data.get());
+    uint32_t nr = sv.is_output ? sv.output_nr : (meta_of(sv.data.get()) ? meta_of(sv.data.get())->output_nr : 0);
+    if (fn) msg << ", which is output " << nr << " of " << fn->name() << ",";
+    msg << " is at version " << now << "; expected version " << sv.saved_version
+        << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+           "with tensorplay.autograd.set_detect_anomaly(True).";
+    fail(TP_ERR_RUNTIME, msg.str());
+  }
+  if (!sv.is_output) return sv.data;
+  // An output comes back as a fresh alias carrying this node as its grad_fn, so a formula that uses the forward
+  // result (exp, tanh, ...) stays differentiable under create_graph.
+  static const TP_Op *alias = find_op("alias");
+  TensorRef out = call1_below_autograd(alias, {tv(sv.data)});
+  if (is_differentiable_dtype(out.dtype())) set_history(out.get(), shared_from_this(), sv.output_nr);
+  return out;
+}
+
+// ---- AccumulateGrad ----------------------------------------------------------------------------------------------
+
+AccumulateGrad::AccumulateGrad(TensorRef v) : variable(std::move(v)) {
+  InputMeta m;
+  m.shape = variable.sizes();
+  m.dtype = variable.dtype();
+  m.device = device_code(variable.get());
+  input_meta.push_back(std::move(m));
+  // Note [Graph shape]: leaves' accumulators run as soon as they are ready (PyTorch gives them the top seq_nr).
+  seq_nr = UINT64_MAX;
+}
+
+static bool grad_mode_enabled() { return !(api->tls_excluded() & (1u << TP_KEY_AUTOGRAD)); }
+
+std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef> &&grads) {
+  TensorRef g = std::move(grads.at(0));
+  AutogradMeta &m = meta_for(variable.get());
+  if (!m.leaf_hooks.empty() && g) {
+    nb::gil_scoped_acquire gil;
+    for (const nb::object &hook : m.leaf_hooks) {
+      nb::object r = hook(nb::steal(api->tensor_to_python(g.get())));
+      if (!r.is_none()) {
+        TP_Tensor *t = api->tensor_from_python(r.ptr());
+        if (!t) throw_pending();
+        g = TensorRef::adopt(t);
+      }
+    }
+  }
+  if (!g) return {};
+  static const TP_Op *clone = find_op("clone");
+  static const TP_Op *add = find_op("add");
+  static const TP_Op *add_ = find_op("add_");
+  if (!m.grad) {
+    // A private copy: the incoming gradient may be the caller's tensor or shared with another buffer, and a
+    // later accumulation writes into .grad in place. Under create_graph the copy is recorded (CloneBackward).
+    m.grad = grad_mode_enabled() ? call1(clone, {tv(g)}) : call1_below_autograd(clone, {tv(g)});
+  } else if (grad_mode_enabled()) {
+    m.grad = call1(add, {tv(m.grad), tv(g)});
+  } else {
+    call1_below_autograd(add_, {tv(m.grad), tv(g)});
+  }
+  if (!m.post_accumulate_hooks.empty()) {
+    nb::gil_scoped_acquire gil;
+    nb::object pyvar = nb::steal(api->tensor_to_python(variable.get()));
+    for (const nb::object &hook : m.post_accumulate_hooks) hook(pyvar);
+  }
+  return {};
+}
+
+TensorRef zeros_for(const InputMeta &m) {
+  static const TP_Op *full = find_op("full");
+  TP_Value dt{}, dev{};
+  dt.tag = TP_VALUE_DTYPE;
+  dt.v.i = m.dtype;
+  dev.tag = TP_VALUE_DEVICE;
+  dev.v.i = m.device;
+  return call1_below_autograd(full, {ilv(m.shape), iv(0), dt, dev});
+}
+
+}  // namespace tp::tpx

@@ -1,0 +1,120 @@
+// node.h — the recorded graph: Node (one backward function), Edge (where its gradients go), SavedVariable.
+//
+// Where it sits: the Autograd kernel (record.cpp) creates a Node per differentiable op call and points the
+// outputs' autograd meta (meta.h) at it; the engine (engine.cpp) walks Nodes from the roots to the leaves.
+//
+// Note [Graph shape]
+//   A Node stands for one forward call. It receives one gradient per differentiable forward *output* (its
+//   "inputs" from the engine's point of view, described by input_meta) and produces one gradient per forward
+//   *input* (its "outputs"), each sent along next_edges[i] to the Node that produced that input — or to the
+//   AccumulateGrad node of a leaf, or nowhere (an invalid edge: the input needs no gradient).
+//   seq_nr orders the ready queue: a later-recorded node runs first, the order PyTorch uses.
+//
+// Note [Iterative graph teardown]
+//   A graph a million nodes deep is freed by releasing its last tensor; the naive chain of destructors
+//   (Node -> saved tensor -> its autograd meta -> its grad_fn Node -> ...) would overflow the C++ stack. So a
+//   Node's destructor does not release what it holds itself: it parks its edges and saved tensors on a
+//   thread-local list, and only the outermost destructor drains that list, one object at a time.
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "abi.h"
+
+namespace tp::tpx {
+
+namespace nb = nanobind;
+struct Node;
+
+struct Edge {
+  std::shared_ptr<Node> fn;
+  uint32_t input_nr = 0;
+  bool valid() const { return bool(fn); }
+};
+
+// What a gradient flowing into a node must look like: the forward output's shape and dtype.
+struct InputMeta {
+  std::vector<int64_t> shape;
+  int dtype = TP_FLOAT32;
+  int64_t device = 0;  // TP_DEVICE_CODE(type, index)
+};
+InputMeta input_meta_of(TP_Tensor *t);
+inline int64_t device_code(TP_Tensor *t) {
+  return TP_DEVICE_CODE(api->tensor_device_type(t), api->tensor_device_index(t));
+}
+
+// A tensor kept for backward, with the version it had when saved (Note [Version counter] in P10).
+// Outputs are kept as a metadata-free alias: a node holding its own output strongly would be a reference cycle
+// (output -> grad_fn -> node -> output). unpack() gives the alias its grad_fn back.
+struct SavedVariable {
+  TensorRef data;
+  int64_t saved_version = 0;
+  bool is_output = false;
+  uint32_t output_nr = 0;
+  bool defined() const { return data.defined(); }
+};
+
+// Python-side hooks and metadata of a node, allocated only when used.
+struct NodePyState {
+  std::vector<nb::object> pre_hooks;                        // fn(grad_outputs) -> new grad_outputs or None
+  std::vector<nb::object> post_hooks;                       // fn(grad_inputs, grad_outputs) -> new or None
+  std::map<uint32_t, std::vector<nb::object>> tensor_hooks; // per input slot: a tensor's register_hook
+  nb::object metadata;                                      // the dict behind grad_fn.metadata
+  nb::object ctx, backward;                                 // a custom Function's ctx and backward
+};
+
+struct Node : std::enable_shared_from_this<Node> {
+  Node();
+  virtual ~Node();
+  Node(const Node &) = delete;
+  Node &operator=(const Node &) = delete;
+
+  virtual std::string name() const = 0;
+  // Gradients in (one per input_meta slot; undefined = zero) -> gradients out (one per next_edge).
+  virtual std::vector<TensorRef> apply(std::vector<TensorRef> &&grads) = 0;
+  // Drop saved tensors after a backward without retain_graph.
+  virtual void release_variables();
+
+  // Unpack a saved variable for apply(): checks that it is still there and at its saved version.
+  TensorRef unpack(const SavedVariable &sv);
+
+  uint64_t seq_nr;
+  std::vector<Edge> next_edges;
+  std::vector<InputMeta> input_meta;
+  std::vector<SavedVariable> saved;  // in the base class for Note [Iterative graph teardown]
+  bool released = false;
+  // Retained gradients of non-leaf outputs (Tensor.retain_grad): slot -> where to store it. Weak, so the
+  // tensor's own meta owns the slot and no cycle forms.
+  std::map<uint32_t, std::weak_ptr<TensorRef>> retained;
+  std::unique_ptr<NodePyState> py;
+  NodePyState &pystate();
+  std::string forward_trace;  // anomaly mode: where the forward call happened
+
+  static std::atomic<uint64_t> next_seq;
+};
+
+// The leaf's sink: adds incoming gradients into the leaf's `.grad`.
+struct AccumulateGrad : Node {
+  explicit AccumulateGrad(TensorRef variable);
+  std::string name() const override { return "AccumulateGrad"; }
+  std::vector<TensorRef> apply(std::vector<TensorRef> &&grads) override;
+  TensorRef variable;  // the leaf (strong: the leaf's meta holds this node weakly)
+};
+
+// The engine's start node when backward() has several roots: passes the given gradients on.
+struct GraphRoot : Node {
+  explicit GraphRoot(std::vector<TensorRef> grads) : grads(std::move(grads)) {}
+  std::string name() const override { return "GraphRoot"; }
+  std::vector<TensorRef> apply(std::vector<TensorRef> &&) override { return grads; }
+  std::vector<TensorRef> grads;
+};
+
+// Undefined gradients become zeros where a formula needs a tensor.
+TensorRef zeros_for(const InputMeta &m);
+
+}  // namespace tp::tpx

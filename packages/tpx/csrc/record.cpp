@@ -1,0 +1,344 @@
+// record.cpp — the Autograd kernel: run the op below Autograd, then record a FormulaNode for it.
+//
+// Where it sits: see record.h. One call, in order:
+//   1. collect the tensor inputs and the edges to their histories (before running: an in-place op must see the
+//      history its input had *before* it was overwritten);
+//   2. refuse what PyTorch refuses (in-place on a leaf that requires grad, out= with grad);
+//   3. redispatch below Autograd: the backend computes the result;
+//   4. create the node, save what the formula asked for (with versions), point the outputs at the node.
+#include "record.h"
+
+#include <nanobind/stl/string.h>
+
+#include <unordered_set>
+
+#include "engine.h"
+#include "meta.h"
+#include "views.h"
+
+namespace tp::tpx {
+namespace {
+
+// A non-tensor argument kept for backward, owning its list/string storage.
+struct StoredArg {
+  int tag = TP_VALUE_NONE;
+  int64_t i = 0;
+  double d = 0;
+  std::vector<int64_t> ints;
+  std::string s;
+  std::vector<int> saved_index;  // TENSOR / TENSOR_LIST: indices into Node::saved (-1: not saved)
+};
+
+nb::object to_python(const StoredArg &a, Node &node) {
+  switch (a.tag) {
+    case TP_VALUE_INT: return nb::int_(a.i);
+    case TP_VALUE_DOUBLE: return nb::float_(a.d);
+    case TP_VALUE_BOOL: return nb::bool_(a.i != 0);
+    case TP_VALUE_DTYPE: case TP_VALUE_DEVICE: return nb::int_(a.i);  // codes: the Python side maps them
+    case TP_VALUE_STRING: return nb::str(a.s.c_str());
+    case TP_VALUE_INT_LIST: {
+      nb::list l;
+      for (int64_t x : a.ints) l.append(x);
+      return nb::tuple(l);
+    }
+    case TP_VALUE_TENSOR: {
+      int k = a.saved_index.empty() ? -1 : a.saved_index[0];
+      if (k < 0) return nb::none();
+      TensorRef t = node.unpack(node.saved[size_t(k)]);
+      return t ? nb::steal(api->tensor_to_python(t.get())) : nb::none();
+    }
+    case TP_VALUE_TENSOR_LIST: {
+      nb::list l;
+      for (int k : a.saved_index) {
+        TensorRef t = k < 0 ? TensorRef() : node.unpack(node.saved[size_t(k)]);
+        l.append(t ? nb::steal(api->tensor_to_python(t.get())) : nb::none());
+      }
+      return l;
+    }
+    default: return nb::none();
+  }
+}
+
+// The node of an op with a Python formula.
+struct FormulaNode : Node {
+  const Formula *f = nullptr;
+  std::vector<StoredArg> args;
+  std::vector<int> result_index;  // per output: index into saved (-1: not saved)
+  std::string name() const override { return f->node_name; }
+
+  std::vector<TensorRef> apply(std::vector<TensorRef> &&grads) override {
+    if (released) (void)unpack(SavedVariable{});  // raises the "backward through the graph a second time" error
+    nb::gil_scoped_acquire gil;
+    nb::list py_args, py_results, py_grads, needs;
+    for (const StoredArg &a : args) py_args.append(to_python(a, *this));
+    for (int k : result_index) {
+      TensorRef t = k < 0 ? TensorRef() : unpack(saved[size_t(k)]);
+      py_results.append(t ? nb::steal(api->tensor_to_python(t.get())) : nb::none());
+    }
+    // Note [Formula conventions]: an unused floating output's gradient arrives as zeros.
+    for (size_t k = 0; k < grads.size(); ++k) {
+      TensorRef g = grads[k];
+      if (!g && k < input_meta.size() && is_differentiable_dtype(input_meta[k].dtype)) g = zeros_for(input_meta[k]);
+      py_grads.append(g ? nb::steal(api->tensor_to_python(g.get())) : nb::none());
+    }
+    // What each input looked like (from the node its gradient goes to): formulas use it for shapes and dtypes.
+    nb::list metas;
+    for (const Edge &e : next_edges) {
+      needs.append(nb::bool_(e.valid()));
+      if (!e.valid()) { metas.append(nb::none()); continue; }
+      const InputMeta &m = e.fn->input_meta[e.input_nr];
+      nb::list shape;
+      for (int64_t d : m.shape) shape.append(d);
+      metas.append(nb::make_tuple(nb::tuple(shape), m.dtype));
+    }
+    // How many edges each argument owns (1 per tensor, one per element of a tensor list, 0 for None).
+    nb::list edge_counts;
+    for (const StoredArg &a : args)
+      edge_counts.append(a.tag == TP_VALUE_TENSOR ? 1 : a.tag == TP_VALUE_TENSOR_LIST ? int(a.saved_index.size()) : 0);
+    nb::object r = f->backward(py_args, py_results, py_grads, nb::tuple(needs), metas, edge_counts);
+    std::vector<TensorRef> out;
+    for (nb::handle x : r) {
+      if (x.is_none()) { out.emplace_back(); continue; }
+      TP_Tensor *t = api->tensor_from_python(x.ptr());
+      if (!t) throw_pending();
+      out.push_back(TensorRef::adopt(t));
+    }
+    return out;
+  }
+};
+
+// Ops with no formula: the gradient is refused when someone asks for it (not at forward time, as in PyTorch).
+struct NotImplementedNode : Node {
+  std::string op_name;
+  std::string name() const override { return "NotImplemented"; }
+  std::vector<TensorRef> apply(std::vector<TensorRef> &&) override {
+    fail(TP_ERR_NOT_IMPLEMENTED, "the derivative for '" + op_name + "' is not implemented.");
+  }
+};
+
+std::unordered_set<const TP_Op *> &nondifferentiable() {
+  static std::unordered_set<const TP_Op *> s;
+  return s;
+}
+
+// The tensor inputs of a call, flattened (tensor lists element by element): one edge each.
+struct Inputs {
+  std::vector<TP_Tensor *> tensors;  // nullptr for a None inside Tensor?[]
+  std::vector<int64_t> versions;     // before the op ran: a saved input that the op itself overwrote (x.mul_(x))
+                                     // must fail the version check in backward, as in PyTorch
+  bool any_requires_grad = false;
+};
+Inputs collect_inputs(const TP_Value *args, int64_t nargs) {
+  Inputs in;
+  auto add = [&](TP_Tensor *t) {
+    in.tensors.push_back(t);
+    in.versions.push_back(t ? api->tensor_version(t) : 0);
+    if (t && api->tensor_requires_grad(t)) in.any_requires_grad = true;
+  };
+  for (int64_t i = 0; i < nargs; ++i) {
+    if (args[i].tag == TP_VALUE_TENSOR) add(args[i].v.tensor);
+    else if (args[i].tag == TP_VALUE_TENSOR_LIST)
+      for (int64_t k = 0; k < args[i].v.tensors.len; ++k) add(args[i].v.tensors.data[k]);
+  }
+  return in;
+}
+
+std::vector<Edge> collect_edges(const Inputs &in) {
+  std::vector<Edge> edges;
+  edges.reserve(in.tensors.size());
+  for (TP_Tensor *t : in.tensors)
+    edges.push_back(t && is_differentiable_dtype(api->tensor_dtype(t)) ? gradient_edge(t) : Edge{});
+  return edges;
+}
+
+void check_inplace(const TP_Op *op, TP_Tensor *self) {
+  TP_Tensor *base = view_base_of(self);
+  if (!base && api->tensor_requires_grad(self) && !grad_fn_of(self))
+    fail(TP_ERR_RUNTIME, std::string(api->op_name(op)) +
+                             ": a leaf Variable that requires grad is being used in an in-place operation.");
+  if (base && api->tensor_requires_grad(base) && !grad_fn_of(base))
+    fail(TP_ERR_RUNTIME, std::string(api->op_name(op)) +
+                             ": a view of a leaf Variable that requires grad is being used in an in-place operation.");
+}
+
+// Outputs flattened (tensor-list outputs element by element), borrowed from `outs`.
+std::vector<TP_Tensor *> flat_outputs(const TP_Value *outs, int64_t nouts) {
+  std::vector<TP_Tensor *> r;
+  for (int64_t i = 0; i < nouts; ++i) {
+    if (outs[i].tag == TP_VALUE_TENSOR) r.push_back(outs[i].v.tensor);
+    else if (outs[i].tag == TP_VALUE_TENSOR_LIST)
+      for (int64_t k = 0; k < outs[i].v.tensors.len; ++k) r.push_back(outs[i].v.tensors.data[k]);
+  }
+  return r;
+}
+
+int report(const std::exception &e, int kind) {
+  api->set_error(kind, e.what());
+  return 1;
+}
+
+template <typename F> int guarded(F &&f) noexcept {
+  try {
+    f();
+    return 0;
+  } catch (const Error &e) {
+    return report(e, e.kind);
+  } catch (nb::python_error &e) {
+    return report(e, TP_ERR_RUNTIME);
+  } catch (const std::exception &e) {
+    return report(e, TP_ERR_RUNTIME);
+  }
+}
+
+void redispatch(const TP_Op *op, const TP_Value *args, int64_t nargs, TP_Value *outs, int64_t nouts) {
+  if (api->op_redispatch(op, TP_KEY_AUTOGRAD, args, nargs, outs, nouts) != 0) throw_pending();
+}
+
+void refuse_out_variant(const TP_Op *op) {
+  fail(TP_ERR_RUNTIME, std::string(api->op_name(op)) +
+                           "(): functions with out=... arguments don't support automatic differentiation, but one "
+                           "of the arguments requires grad.");
+}
+
+int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64_t nargs, TP_Value *outs,
+                   int64_t nouts) noexcept {
+  return guarded([&] {
+    const Formula &f = *static_cast<const Formula *>(user_data);
+    Inputs in = collect_inputs(args, nargs);
+    if (!in.any_requires_grad) return redispatch(op, args, nargs, outs, nouts);
+    if (f.has_out_arg) refuse_out_variant(op);
+    TP_Tensor *self = f.inplace ? args[0].v.tensor : nullptr;
+    if (self) check_inplace(op, self);
+
+    auto node = std::make_shared<FormulaNode>();
+    node->f = &f;
+    node->next_edges = collect_edges(in);
+    // An in-place op overwrites `self`: a formula that needs the old value gets a copy taken now.
+    TensorRef old_self;
+    if (self && !f.save_arg.empty() && f.save_arg[0]) {
+      static const TP_Op *clone = find_op("clone");
+      old_self = call1_below_autograd(clone, {tv(TensorRef::borrow(self))});
+    }
+    redispatch(op, args, nargs, outs, nouts);
+
+    // Save what the formula needs (inputs at the version they had before the op).
+    size_t next_input = 0;
+    auto save = [&](TP_Tensor *t, bool is_output, uint32_t nr, int64_t version) -> int {
+      if (!t) return -1;
+      SavedVariable sv;
+      sv.data = TensorRef::borrow(t);
+      sv.saved_version = version;
+      sv.is_output = is_output;
+      sv.output_nr = nr;
+      node->saved.push_back(std::move(sv));
+      return int(node->saved.size()) - 1;
+    };
+    node->args.resize(size_t(nargs));
+    for (int64_t i = 0; i < nargs; ++i) {
+      StoredArg &a = node->args[size_t(i)];
+      const TP_Value &v = args[i];
+      a.tag = v.tag;
+      bool keep = size_t(i) < f.save_arg.size() && f.save_arg[size_t(i)];
+      switch (v.tag) {
+        case TP_VALUE_TENSOR: {
+          int64_t version = in.versions[next_input++];
+          if (!keep) a.saved_index.push_back(-1);
+          else if (i == 0 && old_self) a.saved_index.push_back(save(old_self.get(), false, 0, old_self.version()));
+          else a.saved_index.push_back(save(v.v.tensor, false, 0, version));
+          break;
+        }
+        case TP_VALUE_TENSOR_LIST:
+          for (int64_t k = 0; k < v.v.tensors.len; ++k) {
+            int64_t version = in.versions[next_input++];
+            a.saved_index.push_back(keep ? save(v.v.tensors.data[k], false, 0, version) : -1);
+          }
+          break;
+        case TP_VALUE_INT_LIST: a.ints.assign(v.v.ints.data, v.v.ints.data + v.v.ints.len); break;
+        case TP_VALUE_STRING: a.s = v.v.s ? v.v.s : ""; break;
+        case TP_VALUE_DOUBLE: a.d = v.v.d; break;
+        default: a.i = v.v.i; break;
+      }
+    }
+    std::vector<TP_Tensor *> results = flat_outputs(outs, nouts);
+    std::vector<bool> diff(results.size(), true);
+    for (size_t k = 0; k < results.size() && k < f.output_differentiable.size(); ++k)
+      diff[k] = f.output_differentiable[k];
+    attach_outputs(node, results, diff, f.inplace, self, f.is_view, f.is_view ? args[0].v.tensor : nullptr);
+    if (f.save_results) {
+      static const TP_Op *alias = find_op("alias");
+      for (size_t k = 0; k < results.size(); ++k) {
+        if (!results[k]) { node->result_index.push_back(-1); continue; }
+        // A metadata-free alias (SavedVariable's note); the version is the output's own.
+        TensorRef a = call1_below_autograd(alias, {tv(TensorRef::borrow(results[k]))});
+        node->result_index.push_back(save(a.get(), true, uint32_t(k), a.version()));
+      }
+    } else {
+      node->result_index.assign(results.size(), -1);
+    }
+    if (anomaly_enabled) node->forward_trace = python_stack();
+  });
+}
+
+int fallback_kernel(void *, const TP_Op *op, const TP_Value *args, int64_t nargs, TP_Value *outs,
+                    int64_t nouts) noexcept {
+  return guarded([&] {
+    Inputs in = collect_inputs(args, nargs);
+    bool inplace = nargs > 0 && api->op_arg_is_write(op, 0) && args[0].tag == TP_VALUE_TENSOR;
+    bool out_variant = false;
+    for (int64_t i = 1; i < nargs; ++i) out_variant = out_variant || api->op_arg_is_write(op, i);
+    if (!in.any_requires_grad || nondifferentiable().count(op)) return redispatch(op, args, nargs, outs, nouts);
+    if (out_variant) refuse_out_variant(op);
+    TP_Tensor *self = inplace ? args[0].v.tensor : nullptr;
+    if (self) check_inplace(op, self);
+    auto node = std::make_shared<NotImplementedNode>();
+    node->op_name = api->op_name(op);
+    node->next_edges = collect_edges(in);
+    redispatch(op, args, nargs, outs, nouts);
+    std::vector<TP_Tensor *> results = flat_outputs(outs, nouts);
+    attach_outputs(node, results, std::vector<bool>(results.size(), true), inplace, self, false, nullptr);
+  });
+}
+
+}  // namespace
+
+void attach_outputs(const std::shared_ptr<Node> &node, std::vector<TP_Tensor *> &outputs,
+                    const std::vector<bool> &differentiable, bool inplace, TP_Tensor *self, bool is_view,
+                    TP_Tensor *view_of) {
+  node->input_meta.reserve(outputs.size());
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    TP_Tensor *t = outputs[k];
+    node->input_meta.push_back(t ? input_meta_of(t) : InputMeta{});
+    if (!t || !differentiable[k] || !is_differentiable_dtype(api->tensor_dtype(t))) continue;
+    if (inplace && t == self) {
+      rebase_history(t, node);
+      continue;
+    }
+    if (is_view && k == 0 && view_of) mark_view(t, view_of);
+    set_history(t, node, uint32_t(k));
+  }
+}
+
+void register_formula(Formula *f) {
+  if (api->op_register_kernel(f->op, TP_KEY_AUTOGRAD, &formula_kernel, f, "tensorplay_tpx formulas", 0) != 0)
+    throw_pending();
+}
+
+void mark_nondifferentiable(const TP_Op *op) { nondifferentiable().insert(op); }
+
+void install_autograd_fallback() {
+  if (api->op_register_fallback(TP_KEY_AUTOGRAD, &fallback_kernel, nullptr, __FILE__, __LINE__) != 0)
+    throw_pending();
+}
+
+std::string python_stack() {
+  nb::gil_scoped_acquire gil;
+  try {
+    nb::object tb = nb::module_::import_("traceback");
+    nb::object lines = tb.attr("format_stack")();
+    return nb::cast<std::string>(nb::str("").attr("join")(lines));
+  } catch (...) {
+    return "";
+  }
+}
+
+}  // namespace tp::tpx

@@ -1,0 +1,181 @@
+"""Derivatives of products (P10's matmul, blas and einsum kernel files).
+
+Where it sits: registered by ``formulas/__init__.py`` (Note [Formula conventions] there). For C = A @ B the
+gradients are dA = dC @ B^H and dB = A^H @ dC; batch dims that broadcast are summed back by the engine.
+"""
+
+from __future__ import annotations
+
+import tensorplay_p10 as tp
+
+from . import _conj, derivative
+
+
+def _mH(t: tp.Tensor) -> tp.Tensor:
+    return _conj(t.transpose(-2, -1))
+
+
+@derivative("mm", "bmm", save=("self", "mat2"))
+def _mm(ctx, grad):
+    ga = grad @ _mH(ctx.mat2) if ctx.needs_input_grad["self"] else None
+    gb = _mH(ctx.self) @ grad if ctx.needs_input_grad["mat2"] else None
+    return ga, gb
+
+
+@derivative("matmul", save=("self", "other"))
+def _matmul(ctx, grad):
+    a, b = ctx.self, ctx.other
+    if a.dim() == 1 and b.dim() == 1:  # dot
+        return grad * _conj(b), grad * _conj(a)
+    if a.dim() == 1:  # [k] @ [..., k, n] -> [..., n]
+        g = grad.unsqueeze(-2)
+        ga = (g @ _mH(b)).squeeze(-2) if ctx.needs_input_grad["self"] else None
+        gb = _conj(a).unsqueeze(-1) @ g if ctx.needs_input_grad["other"] else None
+        return ga, gb
+    if b.dim() == 1:  # [..., m, k] @ [k] -> [..., m]
+        g = grad.unsqueeze(-1)
+        ga = g @ _conj(b).unsqueeze(0) if ctx.needs_input_grad["self"] else None
+        gb = (_mH(a) @ g).squeeze(-1) if ctx.needs_input_grad["other"] else None
+        return ga, gb
+    ga = grad @ _mH(b) if ctx.needs_input_grad["self"] else None
+    gb = _mH(a) @ grad if ctx.needs_input_grad["other"] else None
+    return ga, gb
+
+
+@derivative("mv", save=("self", "vec"))
+def _mv(ctx, grad):
+    return tp.outer(grad, _conj(ctx.vec)), _mH(ctx.self) @ grad
+
+
+@derivative("dot", save=("self", "tensor"))
+def _dot(ctx, grad):
+    return grad * _conj(ctx.tensor), grad * _conj(ctx.self)
+
+
+@derivative("vdot", save=("self", "other"))
+def _vdot(ctx, grad):
+    return _conj(grad) * ctx.other, grad * ctx.self
+
+
+@derivative("inner", save=("self", "other"))
+def _inner(ctx, grad):
+    a, b = ctx.self, ctx.other
+    if a.dim() == 0 or b.dim() == 0:
+        return grad * b, grad * a
+    # inner(a, b)[..., ...] = sum_k a[..., k] b[..., k]: the output's dims are a's leading then b's leading
+    na, nb = a.dim() - 1, b.dim() - 1
+    ga = tp.tensordot(grad, b, dims=(list(range(na, na + nb)), list(range(nb))))
+    gb = tp.tensordot(grad, a, dims=(list(range(na)), list(range(na))))
+    return ga, gb
+
+
+@derivative("outer", save=("self", "vec2"))
+def _outer(ctx, grad):
+    return grad @ _conj(ctx.vec2), _mH(grad) @ _conj(ctx.self)
+
+
+@derivative("addmm", "addmm_", save=("mat1", "mat2"))
+def _addmm(ctx, grad):
+    a, b = ctx.mat1, ctx.mat2
+    gs = grad if ctx.beta == 1 else grad * ctx.beta
+    ga = grad @ _mH(b) if ctx.needs_input_grad["mat1"] else None
+    gb = _mH(a) @ grad if ctx.needs_input_grad["mat2"] else None
+    if ctx.alpha != 1:
+        ga = None if ga is None else ga * ctx.alpha
+        gb = None if gb is None else gb * ctx.alpha
+    return gs, ga, gb
+
+
+@derivative("baddbmm", "baddbmm_", save=("batch1", "batch2"))
+def _baddbmm(ctx, grad):
+    gs = grad if ctx.beta == 1 else grad * ctx.beta
+    return gs, (grad @ _mH(ctx.batch2)) * ctx.alpha, (_mH(ctx.batch1) @ grad) * ctx.alpha
+
+
+@derivative("addbmm", "addbmm_", save=("batch1", "batch2"))
+def _addbmm(ctx, grad):
+    b1, b2 = ctx.batch1, ctx.batch2
+    g = grad.unsqueeze(0).expand(b1.shape[0], *grad.shape)
+    gs = grad if ctx.beta == 1 else grad * ctx.beta
+    return gs, (g @ _mH(b2)) * ctx.alpha, (_mH(b1) @ g) * ctx.alpha
+
+
+@derivative("addmv", "addmv_", save=("mat", "vec"))
+def _addmv(ctx, grad):
+    gs = grad if ctx.beta == 1 else grad * ctx.beta
+    return gs, tp.outer(grad, _conj(ctx.vec)) * ctx.alpha, (_mH(ctx.mat) @ grad) * ctx.alpha
+
+
+@derivative("kron", save=("self", "other"))
+def _kron(ctx, grad):
+    a, b = ctx.self, ctx.other
+    nd = max(a.dim(), b.dim())
+    a_ = a.reshape([1] * (nd - a.dim()) + list(a.shape))
+    b_ = b.reshape([1] * (nd - b.dim()) + list(b.shape))
+    # kron(a, b) viewed as [a0, b0, a1, b1, ...] = a[i0, i1, ..] * b[j0, j1, ..]
+    inter = []
+    for sa, sb in zip(a_.shape, b_.shape, strict=False):
+        inter += [sa, sb]
+    g = grad.reshape(inter)
+    a_dims = list(range(0, 2 * nd, 2))
+    b_dims = list(range(1, 2 * nd, 2))
+    b_exp = b_.reshape([x for s in b_.shape for x in (1, s)])
+    a_exp = a_.reshape([x for s in a_.shape for x in (s, 1)])
+    ga = (g * _conj(b_exp)).sum(b_dims).reshape(a.shape)
+    gb = (g * _conj(a_exp)).sum(a_dims).reshape(b.shape)
+    return ga, gb
+
+
+@derivative("cross", save=("self", "other"))
+def _cross(ctx, grad):
+    d = ctx.dim
+    return tp.cross(_conj(ctx.other), grad, dim=d), tp.cross(grad, _conj(ctx.self), dim=d)
+
+
+@derivative("tensordot", save=("self", "other"))
+def _tensordot(ctx, grad):
+    a, b = ctx.self, ctx.other
+    da, db = [d % a.dim() for d in ctx.dims_self], [d % b.dim() for d in ctx.dims_other]
+    free_a = [d for d in range(a.dim()) if d not in da]
+    free_b = [d for d in range(b.dim()) if d not in db]
+    na, nb = len(free_a), len(free_b)
+    # grad has dims (free_a..., free_b...); contract its free_b part with b's free dims
+    ga = tp.tensordot(grad, b, dims=(list(range(na, na + nb)), free_b))  # dims: free_a..., db (in order)
+    order_a = free_a + da
+    ga = ga.permute([order_a.index(d) for d in range(a.dim())])
+    gb = tp.tensordot(a, grad, dims=(free_a, list(range(na))))  # dims: da..., free_b...
+    order_b = db + free_b
+    gb = gb.permute([order_b.index(d) for d in range(b.dim())])
+    return ga, gb
+
+
+@derivative("einsum", save=("tensors",))
+def _einsum(ctx, grad):
+    return [_einsum_operand_grad(ctx.equation, ctx.tensors, i, grad) for i in range(len(ctx.tensors))]
+
+
+def _einsum_operand_grad(equation: str, ops: list, i: int, grad: tp.Tensor) -> tp.Tensor:
+    """d out / d op_i = einsum(out, other operands -> op_i's subscripts), for equations without ellipsis or
+    repeated subscripts inside one operand; broadcast back over subscripts only op_i has."""
+    eq = equation.replace(" ", "")
+    if "..." in eq:
+        raise NotImplementedError("the derivative for 'einsum' with '...' is not implemented.")
+    lhs, _, out = eq.partition("->")
+    subs = lhs.split(",")
+    if not _:
+        out = "".join(sorted(c for c in set(lhs.replace(",", "")) if lhs.replace(",", "").count(c) == 1))
+    mine = subs[i]
+    if len(set(mine)) != len(mine):
+        raise NotImplementedError(
+            "the derivative for 'einsum' with a repeated subscript in one operand is not implemented."
+        )
+    others = [s for k, s in enumerate(subs) if k != i]
+    available = set(out) | set("".join(others))
+    target = "".join(c for c in mine if c in available)
+    g = tp.einsum(",".join([out] + others) + "->" + target, grad, *[o for k, o in enumerate(ops) if k != i])
+    # subscripts only op_i has were summed in forward: broadcast back over them
+    shape = list(ops[i].shape)
+    for pos, c in enumerate(mine):
+        if c not in available:
+            g = g.unsqueeze(pos)
+    return g.expand(shape) if g.dim() == len(shape) else g

@@ -1,0 +1,277 @@
+"""Derivatives of views, copies, joins and indexing (P10's view, copy, join, rearrange and index kernel
+files).
+
+Where it sits: registered by ``formulas/__init__.py`` (Note [Formula conventions] there). View ops pass
+``view=True`` so that in-place writes into their outputs rewrite the base's history (Note [Views and in-place]
+in csrc/meta.h).
+"""
+
+from __future__ import annotations
+
+import tensorplay_p10 as tp
+
+from . import derivative, nondifferentiable
+
+
+def _zeros(shape, grad: tp.Tensor) -> tp.Tensor:
+    return tp.zeros(shape, dtype=grad.dtype)
+
+
+# ---- views
+# -----------------------------------------------------------------------------------------------------
+@derivative("view", view=True)
+def _view(ctx, grad):
+    return grad.reshape(ctx.self_shape)
+
+
+@derivative("conj", view=True)
+def _conj_view(ctx, grad):
+    return grad.conj()
+
+
+@derivative("alias", view=True)
+def _alias(ctx, grad):
+    return grad
+
+
+@derivative("expand", view=True)
+def _expand(ctx, grad):
+    return grad  # the engine sums the broadcast dims back (Note [Gradient shapes])
+
+
+@derivative("permute", view=True)
+def _permute(ctx, grad):
+    n = len(ctx.self_shape)
+    dims = [d % n for d in ctx.dims] if n else []
+    inverse = [0] * n
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return grad.permute(inverse)
+
+
+@derivative("transpose", view=True)
+def _transpose(ctx, grad):
+    return grad.transpose(ctx.dim0, ctx.dim1)
+
+
+@derivative("t", view=True)
+def _t(ctx, grad):
+    return grad.t()
+
+
+@derivative("squeeze", view=True)
+def _squeeze(ctx, grad):
+    return grad.reshape(ctx.self_shape)
+
+
+@derivative("unsqueeze", view=True)
+def _unsqueeze(ctx, grad):
+    return grad.squeeze(ctx.dim)
+
+
+@derivative("slice", view=True)
+def _slice(ctx, grad):
+    g = _zeros(ctx.self_shape, grad)
+    g.slice(ctx.dim, ctx.start, ctx.end, ctx.step).copy_(grad)
+    return g
+
+
+@derivative("narrow", view=True)
+def _narrow(ctx, grad):
+    g = _zeros(ctx.self_shape, grad)
+    g.narrow(ctx.dim, ctx.start, ctx.length).copy_(grad)
+    return g
+
+
+@derivative("select", view=True)
+def _select(ctx, grad):
+    g = _zeros(ctx.self_shape, grad)
+    g.select(ctx.dim, ctx.index).copy_(grad)
+    return g
+
+
+@derivative("diagonal", view=True)
+def _diagonal(ctx, grad):
+    g = _zeros(ctx.self_shape, grad)
+    g.diagonal(ctx.offset, ctx.dim1, ctx.dim2).copy_(grad)
+    return g
+
+
+@derivative("unfold", view=True)
+def _unfold(ctx, grad):
+    # out[..., i, ..., k] = self[..., i * step + k, ...]: scatter each window back with index_add
+    shape = ctx.self_shape
+    if len(shape) == 0:
+        return grad.reshape(())
+    d = ctx.dimension % len(shape)
+    n_windows = grad.shape[d]
+    g = _zeros(shape, grad)
+    for k in range(ctx.size):
+        idx = tp.arange(n_windows) * ctx.step + k
+        g = g.index_add(d, idx, grad.select(-1, k))
+    return g
+
+
+# ---- copies
+# ----------------------------------------------------------------------------------------------------
+@derivative("clone", "contiguous")
+def _clone(ctx, grad):
+    return grad
+
+
+@derivative("to")
+def _to(ctx, grad):
+    return grad  # the engine casts to the input's dtype
+
+
+@derivative("copy_")
+def _copy(ctx, grad):
+    return tp.zeros_like(grad), grad  # self's old value is overwritten; src gets the (broadcast-summed) grad
+
+
+@derivative("fill_")
+def _fill(ctx, grad):
+    return tp.zeros_like(grad)
+
+
+@derivative("flip")
+def _flip(ctx, grad):
+    return grad.flip(ctx.dims)
+
+
+@derivative("tril", "tril_")
+def _tril(ctx, grad):
+    return grad.tril(ctx.diagonal)
+
+
+@derivative("triu", "triu_")
+def _triu(ctx, grad):
+    return grad.triu(ctx.diagonal)
+
+
+@derivative("repeat")
+def _repeat(ctx, grad):
+    shape = ctx.self_shape
+    reps = list(ctx.repeats)
+    lead = len(reps) - len(shape)
+    full = [1] * lead + list(shape)
+    # grad viewed as [r0, s0, r1, s1, ...], summed over the r's
+    inter = []
+    for r, s in zip(reps, full, strict=False):
+        inter += [r, s]
+    g = grad.reshape(inter).sum(list(range(0, 2 * len(reps), 2)))
+    return g.reshape(shape)
+
+
+@derivative("cat")
+def _cat(ctx, grad):
+    shapes = ctx.tensors_shapes
+    ref = next((s for s in shapes if s is not None and len(s) > 0), None)
+    if ref is None:
+        return [None for _ in shapes]
+    d = ctx.dim % len(ref)
+    out, start = [], 0
+    for s in shapes:
+        if s is None:  # input needs no gradient: still advance by its size
+            out.append(None)
+            continue
+        if len(s) == 1 and s[0] == 0 and len(ref) != 1:  # legacy empty 1-D inputs are skipped by cat
+            out.append(tp.zeros(s, dtype=grad.dtype))
+            continue
+        out.append(grad.narrow(d, start, s[d]))
+        start += s[d]
+    return out
+
+
+@derivative("stack")
+def _stack(ctx, grad):
+    return list(grad.unbind(ctx.dim))
+
+
+# ---- indexing
+# --------------------------------------------------------------------------------------------------
+@derivative("index_select", save=("index",))
+def _index_select(ctx, grad):
+    return _zeros(ctx.self_shape, grad).index_add(ctx.dim, ctx.index, grad), None
+
+
+@derivative("gather", save=("index",))
+def _gather(ctx, grad):
+    return _zeros(ctx.self_shape, grad).scatter_add(ctx.dim, ctx.index, grad), None
+
+
+@derivative("index.Tensor", save=("indices",))
+def _index(ctx, grad):
+    return _zeros(ctx.self_shape, grad).index_put_(ctx.indices, grad, accumulate=True), None
+
+
+@derivative("index_put_", "index_put", save=("indices",))
+def _index_put(ctx, grad):
+    gs = grad if ctx.accumulate else grad.index_put(ctx.indices, tp.zeros((), dtype=grad.dtype))
+    gv = grad[tuple(ctx.indices)] if ctx.needs_input_grad["values"] else None
+    return gs, None, gv
+
+
+@derivative("scatter_.src", save=("index",))
+def _scatter_src(ctx, grad):
+    if ctx.reduce is not None:
+        raise NotImplementedError("the derivative for 'scatter' with reduce= is not implemented.")
+    return grad.scatter(ctx.dim, ctx.index, 0), None, grad.gather(ctx.dim, ctx.index)
+
+
+@derivative("scatter_.value", save=("index",))
+def _scatter_value(ctx, grad):
+    if ctx.reduce is not None:
+        raise NotImplementedError("the derivative for 'scatter' with reduce= is not implemented.")
+    return grad.scatter(ctx.dim, ctx.index, 0), None
+
+
+@derivative("scatter_add_", save=("index",))
+def _scatter_add(ctx, grad):
+    return grad, None, grad.gather(ctx.dim, ctx.index)
+
+
+@derivative("index_add_", save=("index",))
+def _index_add(ctx, grad):
+    gsrc = grad.index_select(ctx.dim, ctx.index)
+    return grad, None, (gsrc if ctx.alpha == 1 else gsrc * ctx.alpha)
+
+
+@derivative("index_copy_", save=("index",))
+def _index_copy(ctx, grad):
+    return grad.index_fill(ctx.dim, ctx.index, 0), None, grad.index_select(ctx.dim, ctx.index)
+
+
+@derivative("index_fill_.int_Scalar", save=("index",))
+def _index_fill(ctx, grad):
+    return grad.index_fill(ctx.dim, ctx.index, 0), None
+
+
+@derivative("masked_fill_.Tensor", save=("mask",))
+def _masked_fill(ctx, grad):
+    zero = tp.zeros_like(grad)
+    gv = tp.where(ctx.mask, grad, zero).sum() if ctx.needs_input_grad["value"] else None
+    return tp.where(ctx.mask, zero, grad), None, gv
+
+
+@derivative("masked_scatter_", save=("mask",))
+def _masked_scatter(ctx, grad):
+    mask = ctx.mask.expand(grad.shape) if tuple(ctx.mask.shape) != tuple(grad.shape) else ctx.mask
+    gs = tp.where(mask, tp.zeros_like(grad), grad)
+    gsrc = None
+    if ctx.needs_input_grad["source"]:
+        picked = grad.masked_select(mask)
+        n = 1
+        for s in ctx.source_shape:
+            n *= s
+        gsrc = tp.cat([picked, tp.zeros(n - picked.numel(), dtype=grad.dtype)]).reshape(ctx.source_shape)
+    return gs, None, gsrc
+
+
+@derivative("put_", save=("index",))
+def _put(ctx, grad):
+    gs = grad if ctx.accumulate else grad.clone().put_(ctx.index, tp.zeros_like(ctx.index, dtype=grad.dtype))
+    return gs, None, grad.take(ctx.index)
+
+
+nondifferentiable("unique", "unique_consecutive", "bincount", "searchsorted.Tensor", "searchsorted.Scalar")

@@ -1,0 +1,1 @@
+"""tensorplay_tpx.utils — autograd utilities (seen as ``tensorplay.utils.checkpoint``)."""

@@ -1,0 +1,148 @@
+"""Every derivative formula, checked against finite differences (gradcheck) and, for its own derivative,
+again (gradgradcheck): float64 inputs, including broadcasting, transposed, strided, flipped, size-0 and size-1
+inputs. The references are central differences of the forward ops, not values from the formulas.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import tensorplay_p10 as tp
+import tensorplay_tpx  # noqa: F401
+from tensorplay_tpx.autograd import gradcheck, gradgradcheck
+
+tp.manual_seed(0)
+
+
+def R(*s, pos=False):
+    t = tp.rand(*s, dtype=tp.float64) + 0.5 if pos else tp.randn(*s, dtype=tp.float64)
+    return t.requires_grad_(True)
+
+
+CASES = {
+    "add_bcast": (lambda a, b: a + b, (R(2, 3), R(3))),
+    "sub_alpha": (lambda a, b: tp.sub(a, b, alpha=2), (R(2, 3), R(2, 3))),
+    "mul": (lambda a, b: a * b, (R(2, 3), R(1, 3))),
+    "div": (lambda a, b: a / b, (R(2, 3), R(2, 3, pos=True))),
+    "exp": (lambda a: a.exp(), (R(3, 2),)),
+    "log": (lambda a: a.log(), (R(3, pos=True),)),
+    "tanh": (lambda a: a.tanh(), (R(4),)),
+    "sigmoid": (lambda a: a.sigmoid(), (R(4),)),
+    "pow_s": (lambda a: a**3, (R(4),)),
+    "pow_t": (lambda a, b: a**b, (R(3, pos=True), R(3))),
+    "sqrt": (lambda a: a.sqrt(), (R(3, pos=True),)),
+    "sin": (lambda a: a.sin(), (R(3),)),
+    "maximum": (lambda a, b: tp.maximum(a, b), (R(3), R(3))),
+    "where": (lambda a, b: tp.where(a > 0, a, b), (R(3), R(3))),
+    "clamp": (lambda a: a.clamp(-0.5, 0.5), (R(5),)),
+    "sum": (lambda a: a.sum(), (R(2, 3),)),
+    "sum_dim": (lambda a: a.sum(1), (R(2, 3),)),
+    "mean_dim_keep": (lambda a: a.mean((0,), keepdim=True), (R(2, 3),)),
+    "amax": (lambda a: a.amax(1), (R(2, 3),)),
+    "max_dim": (lambda a: a.max(1)[0], (R(2, 3),)),
+    "var": (lambda a: a.var(1), (R(2, 3),)),
+    "std": (lambda a: a.std(), (R(2, 3),)),
+    "logsumexp": (lambda a: a.logsumexp(1), (R(2, 3),)),
+    "norm": (lambda a: a.norm(), (R(2, 3),)),
+    "prod": (lambda a: a.prod(1), (R(2, 3),)),
+    "cumsum": (lambda a: a.cumsum(1), (R(2, 3),)),
+    "cumprod": (lambda a: a.cumprod(1), (R(2, 3),)),
+    "mm": (lambda a, b: a @ b, (R(2, 3), R(3, 4))),
+    "matmul_b": (lambda a, b: a @ b, (R(2, 2, 3), R(3, 4))),
+    "matmul_1d": (lambda a, b: a @ b, (R(3), R(2, 3, 4))),
+    "matmul_v": (lambda a, b: a @ b, (R(2, 3), R(3))),
+    "bmm": (lambda a, b: a.bmm(b), (R(2, 2, 3), R(2, 3, 2))),
+    "addmm": (lambda c, a, b: tp.addmm(c, a, b, beta=0.5, alpha=2), (R(2, 4), R(2, 3), R(3, 4))),
+    "einsum": (lambda a, b: tp.einsum("ij,jk->ik", a, b), (R(2, 3), R(3, 4))),
+    "einsum_sum": (lambda a, b: tp.einsum("ij,jk->i", a, b), (R(2, 3), R(3, 4))),
+    "view": (lambda a: a.view(6) * 2, (R(2, 3),)),
+    "transpose": (lambda a: a.t() * 2, (R(2, 3),)),
+    "slice": (lambda a: a[:, 1:], (R(2, 3),)),
+    "select": (lambda a: a[1], (R(2, 3),)),
+    "index": (lambda a: a[tp.tensor([0, 0, 1])], (R(2, 3),)),
+    "cat": (lambda a, b: tp.cat([a, b], 1), (R(2, 3), R(2, 2))),
+    "stack": (lambda a, b: tp.stack([a, b]), (R(2, 3), R(2, 3))),
+    "expand": (lambda a: a.expand(3, 2), (R(1, 2),)),
+    "permute": (lambda a: a.permute(2, 0, 1), (R(2, 3, 4),)),
+    "repeat": (lambda a: a.repeat(2, 3), (R(2, 3),)),
+    "flip": (lambda a: a.flip(0), (R(2, 3),)),
+    "gather": (lambda a: a.gather(1, tp.tensor([[0, 0], [1, 2]])), (R(2, 3),)),
+    "softmax": (lambda a: a.softmax(1), (R(2, 3),)),
+    "log_softmax": (lambda a: a.log_softmax(1), (R(2, 3),)),
+    "layer_norm": (lambda a, w, b: tp.layer_norm(a, [3], w, b), (R(2, 3), R(3), R(3))),
+    "rms_norm": (lambda a, w: tp.rms_norm(a, [3], w, 1e-6), (R(2, 3), R(3))),
+    "mse": (lambda a, b: tp.mse_loss(a, b), (R(2, 3), R(2, 3))),
+    "ce": (lambda a: tp.cross_entropy(a, tp.tensor([0, 2])), (R(2, 3),)),
+    "ce_ls": (
+        lambda a: tp.cross_entropy(
+            a, tp.tensor([0, 2, 1]), tp.tensor([1.0, 2.0, 0.5], dtype=tp.float64), label_smoothing=0.1
+        ),
+        (R(3, 3),),
+    ),
+    "ce_probs": (
+        lambda a: tp.cross_entropy(a, tp.tensor([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]], dtype=tp.float64)),
+        (R(2, 3),),
+    ),
+    "ce_ignore": (lambda a: tp.cross_entropy(a, tp.tensor([0, -100, 1]), reduction="sum"), (R(3, 3),)),
+    "nll": (lambda a: tp.nll_loss(a, tp.tensor([0, 2])), (R(2, 3),)),
+    "bce_logits": (lambda a, b: tp.binary_cross_entropy_with_logits(a, b), (R(2, 3), R(2, 3, pos=True))),
+    "embedding": (lambda w: tp.embedding(w, tp.tensor([0, 2, 0])), (R(3, 2),)),
+    "sort": (lambda a: a.sort(1)[0], (R(2, 3),)),
+    "topk": (lambda a: a.topk(2)[0], (R(2, 3),)),
+    "unfold": (lambda a: a.unfold(0, 2, 1), (R(4),)),
+    "diagonal": (lambda a: a.diagonal(), (R(3, 3),)),
+    "tril": (lambda a: a.tril(), (R(3, 3),)),
+    "kron": (lambda a, b: tp.kron(a, b), (R(2, 2), R(2, 3))),
+    "tensordot": (lambda a, b: tp.tensordot(a, b, dims=([1], [0])), (R(2, 3), R(3, 2))),
+    "cross": (lambda a, b: tp.cross(a, b, dim=1), (R(2, 3), R(2, 3))),
+    # non-contiguous, transposed, flipped and size-0/1 inputs
+    "mul_transposed": (lambda a, b: a.t() * b, (R(3, 2), R(2, 3))),
+    "mm_transposed": (lambda a, b: a.t() @ b.t(), (R(3, 2), R(4, 3))),
+    "exp_flipped": (lambda a: a.flip(0).exp(), (R(4),)),
+    "sum_strided": (lambda a: a[::2].sum(0), (R(5, 2),)),
+    "add_size1": (lambda a, b: a + b, (R(1, 1), R(3, 1))),
+    "sum_empty": (lambda a: a.sum() + 1.0, (R(0, 3),)),
+    "softmax_size1": (lambda a: a.softmax(0), (R(1, 2),)),
+    "mean_scalar": (lambda a: a.mean(), (R(),)),
+    "atan2": (lambda a, b: tp.atan2(a, b), (R(3), R(3, pos=True))),
+    "hypot": (lambda a, b: tp.hypot(a, b), (R(3), R(3))),
+    "logaddexp": (lambda a, b: tp.logaddexp(a, b), (R(3), R(3))),
+    "lerp": (lambda a, b, w: tp.lerp(a, b, w), (R(3), R(3), R(3))),
+    "addcdiv": (lambda a, b, c: tp.addcdiv(a, b, c, value=0.5), (R(3), R(3), R(3, pos=True))),
+    "xlogy": (lambda a, b: tp.xlogy(a, b), (R(3), R(3, pos=True))),
+    "erf": (lambda a: tp.erf(a), (R(3),)),
+    "asinh": (lambda a: tp.asinh(a), (R(3),)),
+    "rsqrt": (lambda a: tp.rsqrt(a), (R(3, pos=True),)),
+    "reciprocal": (lambda a: a.reciprocal(), (R(3, pos=True),)),
+    "abs": (lambda a: a.abs(), (R(3, pos=True),)),
+    "logcumsumexp": (lambda a: tp.logcumsumexp(a, 1), (R(2, 3),)),
+    "cummax": (lambda a: tp.cummax(a, 1)[0], (R(2, 3),)),
+    "median_dim": (lambda a: a.median(1)[0], (R(2, 3),)),
+    "index_put_acc": (lambda a, v: a.index_put((tp.tensor([0, 0]),), v, accumulate=True), (R(3), R(2))),
+    "masked_fill": (lambda a: a.masked_fill(tp.tensor([True, False, True]), 0.0), (R(3),)),
+    "index_select": (lambda a: a.index_select(0, tp.tensor([2, 0, 2])), (R(3, 2),)),
+    "scatter_add": (lambda a, s: a.scatter_add(0, tp.tensor([0, 2, 0]), s), (R(3), R(3))),
+    "var_mean": (lambda a: tp.var_mean(a, 1)[0] + tp.var_mean(a, 1)[1], (R(2, 3),)),
+    "l1": (lambda a, b: tp.l1_loss(a, b), (R(3), R(3))),
+    "huber": (lambda a, b: tp.huber_loss(a, b, delta=0.5), (R(4), R(4))),
+    "kl_div": (lambda a, b: tp.kl_div(a, b, reduction="sum"), (R(3), R(3, pos=True))),
+    "bce": (
+        lambda a: tp.binary_cross_entropy(a.sigmoid(), tp.tensor([0.2, 0.7, 0.9], dtype=tp.float64)),
+        (R(3),),
+    ),
+    "outer": (lambda a, b: tp.outer(a, b), (R(3), R(2))),
+    "mv": (lambda a, b: tp.mv(a, b), (R(2, 3), R(3))),
+    "baddbmm": (lambda c, a, b: tp.baddbmm(c, a, b, alpha=0.5), (R(2, 2, 2), R(2, 2, 3), R(2, 3, 2))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gradcheck(name: str) -> None:
+    fn, args = CASES[name]
+    assert gradcheck(fn, args)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_gradgradcheck(name: str) -> None:
+    fn, args = CASES[name]
+    assert gradgradcheck(fn, args)
