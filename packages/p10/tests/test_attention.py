@@ -58,13 +58,14 @@ def check(q, k, v, rtol=2e-5, atol=2e-6, **kw):
     return got
 
 
-# (batch dims, L, S, E, Ev): one element, one block, several query (64) and key (256) blocks, ragged ends
+# (batch dims, L, S, E, Ev): one element, one block, several query (64) and key (512) blocks, ragged ends
 SHAPES = [
     ((), 1, 1, 1, 1),
     ((2, 3), 5, 7, 4, 6),
-    ((1, 2), 64, 256, 8, 8),
+    ((1, 2), 64, 512, 8, 8),
     ((2, 2), 130, 300, 16, 8),
     ((3,), 9, 600, 32, 5),
+    ((1,), 5, 1100, 8, 4),
     ((), 70, 3, 2, 3),
     ((2, 1, 2), 3, 4, 5, 2),
 ]

@@ -60,11 +60,11 @@ namespace tp::p10 {
 //   OpenBLAS is run single-threaded for the duration (one thread per task already keeps the cores busy;
 //   Note [GEMM threads] in blas.cpp), and given back its thread count afterwards.
 constexpr int64_t kBlockQ = 64;
-constexpr int64_t kBlockK = 256;
+constexpr int64_t kBlockK = 512;
 
 // A Cephes-style e^x for x <= 0 written for the vectoriser: the same function as softmax.cpp's (Note [Softmax
 // exp] there explains it). Below -87 it gives 0, -inf gives 0, NaN stays NaN.
-static inline float exp_nonpos(float x) {
+static inline __attribute__((always_inline)) float exp_nonpos(float x) {
   const float xc = x < -87.0f ? -87.0f : x;
   const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   const float r = xc - n * 0.693359375f + n * 2.12194440e-4f;
@@ -80,7 +80,7 @@ static inline float exp_nonpos(float x) {
   std::memcpy(&scale, &bits, sizeof scale);
   return x < -87.0f ? 0.0f : y * scale;
 }
-template <typename M> static inline M exp_le0(M x) {
+template <typename M> static inline __attribute__((always_inline)) M exp_le0(M x) {
   if constexpr (std::is_same_v<M, float>) return exp_nonpos(x);
   else return std::exp(x);
 }
@@ -165,13 +165,16 @@ static void mask_block(const AttnProblem<M> &p, int64_t b, int64_t i0, int64_t j
 }
 
 // The online-softmax update of one row (Note [Online softmax]): s (bk scores) becomes P in place; returns
-// alpha, the factor the row's accumulator must be scaled by before P @ V is added.
-template <typename M> static M online_softmax_row(M *s, int64_t bk, M &mx, M &sum) {
-  M lane[8];
+// alpha, the factor the row's accumulator must be scaled by before P @ V is added. Loops written for the
+// vectoriser: kLanes partial maxima and sums (one running value would fix the order of the float operations).
+constexpr int kLanes = 16;
+template <typename M>
+static inline __attribute__((always_inline)) M online_softmax_row(M *s, int64_t bk, M &mx, M &sum) {
+  M lane[kLanes];
   for (M &l : lane) l = -INFINITY;
   int64_t j = 0;
-  for (; j + 8 <= bk; j += 8)
-    for (int u = 0; u < 8; ++u) lane[u] = s[j + u] > lane[u] ? s[j + u] : lane[u];
+  for (; j + kLanes <= bk; j += kLanes)
+    for (int u = 0; u < kLanes; ++u) lane[u] = s[j + u] > lane[u] ? s[j + u] : lane[u];
   M bmax = -INFINITY;
   for (; j < bk; ++j) bmax = s[j] > bmax ? s[j] : bmax;
   for (M l : lane) bmax = l > bmax ? l : bmax;
@@ -183,16 +186,30 @@ template <typename M> static M online_softmax_row(M *s, int64_t bk, M &mx, M &su
     return M(1);
   }
   const M alpha = exp_le0(mx - mnew);  // mx = -inf (first finite block) gives 0
-  for (j = 0; j < bk; ++j) s[j] = exp_le0(s[j] - mnew);  // its own loop, so that it vectorises
+  for (j = 0; j < bk; ++j) s[j] = exp_le0(s[j] - mnew);
   for (M &l : lane) l = 0;
-  for (j = 0; j + 8 <= bk; j += 8)  // 8 partial sums: a sum the compiler may vectorise without reassociating
-    for (int u = 0; u < 8; ++u) lane[u] += s[j + u];
+  for (j = 0; j + kLanes <= bk; j += kLanes)
+    for (int u = 0; u < kLanes; ++u) lane[u] += s[j + u];
   M bsum = 0;
   for (; j < bk; ++j) bsum += s[j];
   for (M l : lane) bsum += l;
   sum = sum * alpha + bsum;
   mx = mnew;
   return alpha;
+}
+
+// float32 rows, the common case, are built twice by target_clones, for AVX2+FMA and for the baseline, and
+// one is picked at load time (as loss_ce.cpp's Note [Float row loops] does): the exp above is most of the
+// non-GEMM time.
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+__attribute__((target_clones("avx2,fma", "default")))
+#endif
+static float online_softmax_row_f32(float *s, int64_t bk, float &mx, float &sum) {
+  return online_softmax_row<float>(s, bk, mx, sum);
+}
+template <typename M> static M softmax_row_update(M *s, int64_t bk, M &mx, M &sum) {
+  if constexpr (std::is_same_v<M, float>) return online_softmax_row_f32(s, bk, mx, sum);
+  else return online_softmax_row<M>(s, bk, mx, sum);
 }
 
 // The blockwise kernel (Note [Attention blocks]): out is a contiguous [batch, L, Ev] buffer.
@@ -223,7 +240,7 @@ template <typename M> static void attention_kernel(const AttnProblem<M> &p, M *o
                       {sbuf.data(), bk, 1});
         mask_block(p, b, i0, j0, bq, bk, sbuf.data());
         for (int64_t i = 0; i < bq; ++i) {
-          alpha[size_t(i)] = online_softmax_row(sbuf.data() + i * bk, bk, mx[size_t(i)], sum[size_t(i)]);
+          alpha[size_t(i)] = softmax_row_update(sbuf.data() + i * bk, bk, mx[size_t(i)], sum[size_t(i)]);
           if (alpha[size_t(i)] != M(1))
             for (int64_t e = 0; e < Ev; ++e) acc[size_t(i * Ev + e)] *= alpha[size_t(i)];
         }
