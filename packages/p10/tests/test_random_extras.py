@@ -90,6 +90,42 @@ def test_bernoulli_(dtype):
     assert (tp.zeros(10).bernoulli_(1.0).numpy() == 1).all()
 
 
+def bern_(self, p, **kw):
+    """x.bernoulli_(p) for a Tensor p, through the op (Tensor.bernoulli_ in _tensor.py takes a float p)."""
+    return tp.ops.call("bernoulli_.Tensor", self, p, **kw)
+
+
+def test_bernoulli_tensor_p():
+    probs = np.linspace(0, 1, 11)
+    tp.manual_seed(3)
+    x = bern_(tp.empty(20_000, 11), tp.tensor(probs)).numpy()  # p broadcasts over the rows
+    assert set(np.unique(x)) <= {0.0, 1.0}
+    np.testing.assert_allclose(x.mean(0), probs, atol=6 * math.sqrt(0.25 / 20_000))
+    assert (x[:, 0] == 0).all() and (x[:, -1] == 1).all()
+    # draws go to self's elements in memory order (Note [Bernoulli tensor order]): a transposed self is filled
+    # like the contiguous tensor it is a view of, a strided slice in logical order
+    p = tp.tensor(np.random.default_rng(1).random((4, 6)).astype(np.float32))
+    tp.manual_seed(8)
+    a = bern_(tp.empty(4, 6), p).numpy()
+    tp.manual_seed(8)
+    b = bern_(tp.empty(4, 6).t(), p.t()).numpy()
+    np.testing.assert_array_equal(a, b.T)
+    tp.manual_seed(8)
+    c = bern_(tp.empty(4, 12)[:, ::2], p).numpy()  # not dense: a temporary, copied in
+    np.testing.assert_array_equal(a, c)
+    g = tp.Generator().manual_seed(2)
+    assert bern_(tp.empty(3, dtype=tp.int64), tp.tensor([0.0, 1.0, 1.0]), generator=g).tolist() == [
+        0,
+        1,
+        1,
+    ]
+    assert bern_(tp.empty(2, 3, device="meta"), tp.empty(3, device="meta")).shape == (2, 3)
+    with pytest.raises(RuntimeError, match="must broadcast to self's shape"):
+        bern_(tp.empty(3), tp.ones(4) / 2)
+    with pytest.raises(RuntimeError, match="probability must be in \\[0, 1\\]"):
+        bern_(tp.empty(3), tp.tensor([0.5, 1.5, 0.5]))
+
+
 def test_cauchy_():
     tp.manual_seed(1)
     x = tp.empty(N, dtype=tp.float64).cauchy_(2.0, 0.5).numpy()
@@ -193,6 +229,17 @@ def test_samplers_bit_exact_with_torch():
             got = getattr(tp.empty(1000, dtype=getattr(tp, dtype)), name)(*args).numpy()
             want = getattr(torch.empty(1000, dtype=getattr(torch, dtype)), name)(*args).numpy()
             np.testing.assert_array_equal(got, want, err_msg=f"{name} {dtype}")
+    p = np.random.default_rng(0).random((5, 7))
+    for pd, sd in (("float64", "float32"), ("float32", "float64"), ("float32", "float32")):
+        tp.manual_seed(31)
+        torch.manual_seed(31)
+        got = bern_(tp.empty(7, 5, dtype=getattr(tp, sd)).t(), tp.tensor(p).to(getattr(tp, pd))).numpy()
+        want = (
+            torch.empty(7, 5, dtype=getattr(torch, sd))
+            .t()
+            .bernoulli_(torch.from_numpy(p).to(getattr(torch, pd)))
+        )
+        np.testing.assert_array_equal(got, want.numpy(), err_msg=f"bernoulli_(Tensor {pd}) into {sd}")
     tp.manual_seed(5)
     torch.manual_seed(5)
     x = np.ones((64, 64), np.float32)
