@@ -11,7 +11,10 @@
 //
 // Note [Bags]
 //   Bag b holds indices[offsets[b] : end_b] with end_b = offsets[b + 1], and for the last bag the end of
-//   indices (or, with include_last_offset, offsets has one more entry, which ends the last bag). Entries equal
+//   indices (or, with include_last_offset, offsets has one more entry, which ends the last bag: indices after
+//   it belong to no bag. PyTorch 2.13 drops them in mode sum but, for mean and max, adds them to the last bag
+//   and counts them in its mean; its docs say that entry should equal len(indices), and then all agree).
+//   Entries equal
 //   to padding_idx are left out: they add nothing and do not count towards a mean. An empty bag (or one of
 //   padding only) gives a row of zeros in every mode. mode sum multiplies each row by its per_sample_weight
 //   when given; mean divides by the number of rows taken; max takes the elementwise maximum (a NaN wins).
@@ -130,15 +133,15 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor> _embedding_bag(
     for (int64_t i = start[size_t(b)]; i < end[size_t(b)]; ++i) o2b[i] = b;
 
   Tensor psw;
-  if (per_sample_weights) psw = per_sample_weights->is_contiguous() ? *per_sample_weights
-                                                                    : call_op<Tensor>(TP_OP("contiguous"), *per_sample_weights);
+  if (per_sample_weights) psw = call_op<Tensor>(TP_OP("contiguous"), *per_sample_weights);
   TP_DISPATCH_FLOATING(weight.dtype(), "embedding_bag", [&]<typename T>() {
     const T *w = weight.data<T>();
     const T *pw = psw.defined() ? psw.data<T>() : nullptr;
     T *o = out.data<T>();
     int64_t *bs = bag_size.data<int64_t>(), *mi = mode == kMax ? max_indices.data<int64_t>() : nullptr;
     const int64_t rs = weight.stride(0), cs = weight.stride(1);
-    const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(D * std::max<int64_t>(n / std::max<int64_t>(B, 1), 1), 1));
+    const int64_t per_bag = D * std::max<int64_t>(n / std::max<int64_t>(B, 1), 1);  // elements read per bag
+    const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(per_bag, 1));
     parallel_for(0, B, grain, [&](int64_t b0, int64_t b1) {
       std::vector<opmath_t<T>> acc(static_cast<size_t>(D));
       std::vector<int64_t> argmax(size_t(mode == kMax ? D : 0));
@@ -176,10 +179,14 @@ static Tensor embedding_renorm_(const Tensor &self, const Tensor &indices, doubl
     for (int64_t r : rows) {
       T *row = w + r * rs;
       M norm = 0;
-      if (norm_type == 1) for (int64_t d = 0; d < D; ++d) norm += std::abs(M(row[d * cs]));
-      else if (norm_type == 2) { for (int64_t d = 0; d < D; ++d) norm += M(row[d * cs]) * M(row[d * cs]); norm = std::sqrt(norm); }
-      else if (std::isinf(norm_type)) for (int64_t d = 0; d < D; ++d) norm = std::max(norm, M(std::abs(M(row[d * cs]))));
-      else {
+      if (norm_type == 1) {
+        for (int64_t d = 0; d < D; ++d) norm += std::abs(M(row[d * cs]));
+      } else if (norm_type == 2) {
+        for (int64_t d = 0; d < D; ++d) norm += M(row[d * cs]) * M(row[d * cs]);
+        norm = std::sqrt(norm);
+      } else if (std::isinf(norm_type)) {
+        for (int64_t d = 0; d < D; ++d) norm = std::max(norm, M(std::abs(M(row[d * cs]))));
+      } else {
         for (int64_t d = 0; d < D; ++d) norm += M(std::pow(std::abs(M(row[d * cs])), M(norm_type)));
         norm = M(std::pow(norm, M(1.0 / norm_type)));
       }
@@ -209,11 +216,10 @@ static Tensor embedding_bag(const Tensor &input, const Tensor &weight, const std
              "of fixed length sequences. However, found offsets of type Tensor");
     const int64_t B = input.size(0), N = input.size(1);
     // bag b starts at b * N; N == 0 gives B empty bags (PyTorch's arange(0, numel, N) fails on a step of 0)
-    offsets = call_op<Tensor>(TP_OP("arange"), Scalar(int64_t(0)), Scalar(B * N), Scalar(std::max<int64_t>(N, 1)),
-                              std::optional<ScalarType>(ScalarType::Int64), std::optional<Device>(input.device()));
-    if (N == 0)
-      offsets = call_op<Tensor>(TP_OP("full"), Shape{B}, Scalar(int64_t(0)), std::optional<ScalarType>(ScalarType::Int64),
-                                std::optional<Device>(input.device()));
+    const auto i64 = std::optional<ScalarType>(ScalarType::Int64);
+    const auto dev = std::optional<Device>(input.device());
+    offsets = N == 0 ? call_op<Tensor>(TP_OP("full"), Shape{B}, Scalar(int64_t(0)), i64, dev)
+                     : call_op<Tensor>(TP_OP("arange"), Scalar(int64_t(0)), Scalar(B * N), Scalar(N), i64, dev);
     indices = call_op<Tensor>(TP_OP("reshape"), input, Shape{-1});
     if (psw) psw = call_op<Tensor>(TP_OP("reshape"), *psw, Shape{-1});
   } else if (input.dim() == 1) {

@@ -50,7 +50,8 @@ static void bernoulli_tensor_(const Operator &, Stack &s, void *) {
 
 TP_LIBRARY(random_bernoulli) {
   lib.def("bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)");
-  for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) lib.impl("bernoulli_.Tensor", key, &bernoulli_tensor_, __LINE__);
+  for (auto key : {DispatchKey::CPU, DispatchKey::Meta})
+    lib.impl("bernoulli_.Tensor", key, &bernoulli_tensor_, __LINE__);
 }
 
 }  // namespace tp::p10
