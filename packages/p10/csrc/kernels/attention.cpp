@@ -134,12 +134,12 @@ template <typename M> static Operand<M> operand(const Tensor &t, const Shape &bs
   return o;
 }
 
-// c = alpha * a @ b + beta * c through BLAS where the layout allows it, the reference kernel otherwise.
+// c = alpha * a @ b + beta * c through BLAS where allowed (`blas`) and the layout fits, the reference otherwise.
 template <typename M>
-static void block_gemm(int64_t m, int64_t n, int64_t k, M alpha, MatRef<const M> a, MatRef<const M> b, M beta,
-                       MatRef<M> c) {
+static void block_gemm(bool blas, int64_t m, int64_t n, int64_t k, M alpha, MatRef<const M> a, MatRef<const M> b,
+                       M beta, MatRef<M> c) {
   const Scalar al(static_cast<double>(alpha)), be(static_cast<double>(beta));
-  if (gemm_use_blas() && gemm_blas<M>(m, n, k, al, a, b, be, c)) return;
+  if (blas && gemm_blas<M>(m, n, k, al, a, b, be, c)) return;
   gemm_reference<M>(m, n, k, al, a, b, be, c);
 }
 
@@ -219,8 +219,14 @@ template <typename M> static void attention_kernel(const AttnProblem<M> &p, M *o
   // A task of fewer than ~kGrainSize multiply-adds is not worth a thread.
   const int64_t task_work = std::min(kBlockQ, L) * std::max<int64_t>(S, 1) * (p.E + Ev);
   const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(task_work, 1));
-  const bool threaded = get_num_threads() > 1 && tasks > grain && !in_parallel_region();
-  if (threaded) scipy_openblas_set_num_threads(1);
+  // Called from inside someone else's parallel region, BLAS would start a pool per thread: use the reference
+  // kernel then, as gemm_batched does (Note [GEMM threads] in blas.cpp).
+  const bool nested = in_parallel_region(), blas = gemm_use_blas() && !nested;
+  const bool threaded = get_num_threads() > 1 && tasks > grain && !nested;
+  if (threaded) {
+    blas_sync_threads();  // first, so that no gemm_blas call below finds the count stale and raises it again
+    scipy_openblas_set_num_threads(1);
+  }
   parallel_for(0, tasks, grain, [&](int64_t t0, int64_t t1) {
     std::vector<M> sbuf(size_t(kBlockQ * kBlockK)), acc(size_t(kBlockQ * Ev)), mx(kBlockQ), sum(kBlockQ),
         alpha(kBlockQ);
@@ -236,7 +242,7 @@ template <typename M> static void attention_kernel(const AttnProblem<M> &p, M *o
         const M *kb = p.k.data + p.k.off[size_t(b)] + j0 * p.k.rs;
         const M *vb = p.v.data + p.v.off[size_t(b)] + j0 * p.v.rs;
         // S = scale * Q_blk @ K_blk^T: K's (j, e) element read as K^T's (e, j)
-        block_gemm<M>(bq, bk, p.E, p.scale, {qb, p.q.rs, p.q.cs}, {kb, p.k.cs, p.k.rs}, M(0),
+        block_gemm<M>(blas, bq, bk, p.E, p.scale, {qb, p.q.rs, p.q.cs}, {kb, p.k.cs, p.k.rs}, M(0),
                       {sbuf.data(), bk, 1});
         mask_block(p, b, i0, j0, bq, bk, sbuf.data());
         for (int64_t i = 0; i < bq; ++i) {
@@ -244,7 +250,7 @@ template <typename M> static void attention_kernel(const AttnProblem<M> &p, M *o
           if (alpha[size_t(i)] != M(1))
             for (int64_t e = 0; e < Ev; ++e) acc[size_t(i * Ev + e)] *= alpha[size_t(i)];
         }
-        block_gemm<M>(bq, Ev, bk, M(1), {sbuf.data(), bk, 1}, {vb, p.v.rs, p.v.cs}, M(1), {acc.data(), Ev, 1});
+        block_gemm<M>(blas, bq, Ev, bk, M(1), {sbuf.data(), bk, 1}, {vb, p.v.rs, p.v.cs}, M(1), {acc.data(), Ev, 1});
       }
       M *o = out + (b * L + i0) * Ev;
       for (int64_t i = 0; i < bq; ++i) {
