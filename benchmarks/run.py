@@ -74,6 +74,13 @@ def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, st
         ("softmax [4096, 1024] (ms)", lambda: lib.softmax(x4k, 1), 1e-3, "ms", 10),
         ("layer_norm [4096, 1024] (ms)", lambda: nn_f.layer_norm(x4k, [1024]), 1e-3, "ms", 10),
         ("cross_entropy [4096, 1000] (ms)", lambda: nn_f.cross_entropy(logits, target), 1e-3, "ms", 10),
+        (
+            "sdpa [8, 16, 512, 64] (ms)",
+            lambda: nn_f.scaled_dot_product_attention(*[x4k.view(8, 16, 512, 64)] * 3),
+            1e-3,
+            "ms",
+            3,
+        ),
     ]
 
 
