@@ -166,9 +166,10 @@ template <typename T> void max_pool_kernel(const PoolCall &c, T *y, int64_t *ind
   const M lowest = std::numeric_limits<M>::has_infinity ? -std::numeric_limits<M>::infinity()
                                                         : std::numeric_limits<M>::lowest();
   parallel_for(0, c.pp.planes * oD * oH, pool_grain(oW * w.k[0] * w.k[1] * w.k[2]), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const int64_t oh = r % oH, od = (r / oH) % oD;
-      const T *plane = x + (r / (oH * oD)) * D * H * W;
+    RowCursor cur(b, oD, oH);
+    for (int64_t r = b; r < e; ++r, cur.next()) {
+      const int64_t oh = cur.oh, od = cur.od;
+      const T *plane = x + cur.plane * D * H * W;
       int64_t d0, d1, h0, h1;
       max_range(od, w.k[0], w.s[0], w.p[0], w.d[0], D, d0, d1);
       max_range(oh, w.k[1], w.s[1], w.p[1], w.d[1], H, h0, h1);
@@ -221,9 +222,10 @@ template <typename T> void avg_pool_kernel(const PoolCall &c, bool count_include
     return padded;
   };
   parallel_for(0, c.pp.planes * oD * oH, pool_grain(oW * w.k[0] * w.k[1] * w.k[2]), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const int64_t oh = r % oH, od = (r / oH) % oD;
-      const T *plane = x + (r / (oH * oD)) * D * H * W;
+    RowCursor cur(b, oD, oH);
+    for (int64_t r = b; r < e; ++r, cur.next()) {
+      const int64_t oh = cur.oh, od = cur.od;
+      const T *plane = x + cur.plane * D * H * W;
       int64_t d0, d1, h0, h1;
       const int64_t pd = range(od, w.k[0], w.s[0], w.p[0], D, d0, d1);
       const int64_t ph = range(oh, w.k[1], w.s[1], w.p[1], H, h0, h1);
@@ -234,12 +236,7 @@ template <typename T> void avg_pool_kernel(const PoolCall &c, bool count_include
           y[r * oW + ow] = T(0);
           continue;
         }
-        M sum = 0;
-        for (int64_t id = d0; id < d1; ++id)
-          for (int64_t ih = h0; ih < h1; ++ih) {
-            const T *row = plane + (id * H + ih) * W;
-            for (int64_t iw = w0; iw < w1; ++iw) sum += M(row[iw]);
-          }
+        const M sum = box_sum<M>(plane, H, W, d0, d1, h0, h1, w0, w1);
         const int64_t n = divisor ? *divisor : count_include_pad ? pd * ph * pw : (d1 - d0) * (h1 - h0) * (w1 - w0);
         y[r * oW + ow] = T(sum / M(n));
       }

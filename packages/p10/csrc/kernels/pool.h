@@ -88,6 +88,54 @@ inline Tensor pool_copy_out(const char *op, const Tensor &r, const Tensor &out) 
   return out;
 }
 
+// Output rows (plane, od, oh) in order, starting at flat row `row`: kernels step through their share of rows
+// with next() instead of dividing per row (integer divisions cost more than a small window's arithmetic).
+struct RowCursor {
+  int64_t plane, od, oh;
+  const int64_t oD, oH;
+  RowCursor(int64_t row, int64_t oD_, int64_t oH_)
+      : plane(row / (oD_ * oH_)), od((row / oH_) % oD_), oh(row % oH_), oD(oD_), oH(oH_) {}
+  void next() {
+    if (++oh < oH) return;
+    oh = 0;
+    if (++od < oD) return;
+    od = 0, ++plane;
+  }
+};
+
+// The sum, in M, of the box [d0, d1) x [h0, h1) x [w0, w1) of a dense D x H x W plane (H and W given). Each run
+// of contiguous elements (a box row, or several whole rows at once when the box spans the width) is summed
+// into 8 partial sums, which the compiler vectorises; a plain loop would be one long chain of dependent adds.
+template <typename M, typename T>
+inline M box_sum(const T *plane, int64_t H, int64_t W, int64_t d0, int64_t d1, int64_t h0, int64_t h1, int64_t w0,
+                 int64_t w1) {
+  auto run = [](const T *p, int64_t n) {
+    M lane[8] = {};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int j = 0; j < 8; ++j) lane[j] += M(p[i + j]);
+    M s = 0;
+    for (; i < n; ++i) s += M(p[i]);
+    for (M l : lane) s += l;
+    return s;
+  };
+  M sum = 0;
+  if (w1 - w0 < 16 && !(w0 == 0 && w1 == W)) {  // short rows: the plain loop, no lanes to fill and merge
+    for (int64_t d = d0; d < d1; ++d)
+      for (int64_t h = h0; h < h1; ++h)
+        for (const T *p = plane + (d * H + h) * W + w0, *end = p + (w1 - w0); p < end; ++p) sum += M(*p);
+    return sum;
+  }
+  for (int64_t d = d0; d < d1; ++d) {
+    if (w0 == 0 && w1 == W) {
+      sum += run(plane + (d * H + h0) * W, (h1 - h0) * W);
+      continue;
+    }
+    for (int64_t h = h0; h < h1; ++h) sum += run(plane + (d * H + h) * W + w0, w1 - w0);
+  }
+  return sum;
+}
+
 // The grain for parallel_for over output rows that each cost `work` element reads.
 inline int64_t pool_grain(int64_t work) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, work)); }
 

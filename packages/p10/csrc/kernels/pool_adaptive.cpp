@@ -11,6 +11,7 @@
 //   its plane (d * H * W + h * W + w), a NaN winning as in max_pool (Note [Pooling windows] in pool.cpp).
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kernels/pool.h"
 
@@ -67,14 +68,19 @@ template <typename T, bool Max> void adaptive_kernel(const AdaptiveCall &c, T *y
   const int64_t oD = c.out[0], oH = c.out[1], oW = c.out[2];
   // The largest window is about (in / out + 1) taps per dim.
   const int64_t taps = (D / oD + 1) * (H / oH + 1) * (W / oW + 1);
+  // The windows of each dim, computed once: the divisions would otherwise cost more than a small window's sum.
+  std::vector<int64_t> lo[3], hi[3];
+  for (int i = 0; i < 3; ++i)
+    for (int64_t o = 0; o < c.out[i]; ++o)
+      lo[i].push_back(window_start(o, c.out[i], c.pp.in[i])), hi[i].push_back(window_end(o, c.out[i], c.pp.in[i]));
   parallel_for(0, c.pp.planes * oD * oH, pool_grain(oW * taps), [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const int64_t oh = r % oH, od = (r / oH) % oD;
-      const T *plane = x + (r / (oH * oD)) * D * H * W;
-      const int64_t d0 = window_start(od, oD, D), d1 = window_end(od, oD, D);
-      const int64_t h0 = window_start(oh, oH, H), h1 = window_end(oh, oH, H);
+    RowCursor cur(b, oD, oH);
+    for (int64_t r = b; r < e; ++r, cur.next()) {
+      const int64_t oh = cur.oh, od = cur.od;
+      const T *plane = x + cur.plane * D * H * W;
+      const int64_t d0 = lo[0][size_t(od)], d1 = hi[0][size_t(od)], h0 = lo[1][size_t(oh)], h1 = hi[1][size_t(oh)];
       for (int64_t ow = 0; ow < oW; ++ow) {
-        const int64_t w0 = window_start(ow, oW, W), w1 = window_end(ow, oW, W);
+        const int64_t w0 = lo[2][size_t(ow)], w1 = hi[2][size_t(ow)];
         if constexpr (Max) {
           M best = -std::numeric_limits<M>::infinity();
           int64_t at = (d0 * H + h0) * W + w0;
@@ -88,12 +94,7 @@ template <typename T, bool Max> void adaptive_kernel(const AdaptiveCall &c, T *y
           y[r * oW + ow] = T(best);
           ind[r * oW + ow] = at;
         } else {
-          M sum = 0;
-          for (int64_t id = d0; id < d1; ++id)
-            for (int64_t ih = h0; ih < h1; ++ih) {
-              const T *row = plane + (id * H + ih) * W;
-              for (int64_t iw = w0; iw < w1; ++iw) sum += M(row[iw]);
-            }
+          const M sum = box_sum<M>(plane, H, W, d0, d1, h0, h1, w0, w1);
           y[r * oW + ow] = T(sum / M((d1 - d0) * (h1 - h0) * (w1 - w0)));
         }
       }

@@ -112,9 +112,10 @@ template <typename T, typename S> void nearest_kernel(const Resample<S> &r, T *y
   const T *x = pp.x.data<T>();
   const int64_t D = pp.in[0], H = pp.in[1], W = pp.in[2], oD = r.out[0], oH = r.out[1], oW = r.out[2];
   parallel_for(0, pp.planes * oD * oH, pool_grain(oW), [&](int64_t b, int64_t e) {
-    for (int64_t row = b; row < e; ++row) {
-      const int64_t oh = row % oH, od = (row / oH) % oD;
-      const T *src = x + (row / (oH * oD)) * D * H * W + (r.t[0].idx[size_t(od)] * H + r.t[1].idx[size_t(oh)]) * W;
+    RowCursor cur(b, oD, oH);
+    for (int64_t row = b; row < e; ++row, cur.next()) {
+      const int64_t oh = cur.oh, od = cur.od;
+      const T *src = x + cur.plane * D * H * W + (r.t[0].idx[size_t(od)] * H + r.t[1].idx[size_t(oh)]) * W;
       T *dst = y + row * oW;
       const int64_t *iw = r.t[2].idx.data();
       for (int64_t ow = 0; ow < oW; ++ow) dst[ow] = src[iw[ow]];
@@ -122,29 +123,43 @@ template <typename T, typename S> void nearest_kernel(const Resample<S> &r, T *y
   });
 }
 
-// Linear and cubic modes: the weighted sum of Note [Interpolation taps], accumulated in S.
-template <typename T, typename S> void weighted_kernel(const Resample<S> &r, T *y) {
+// Linear and cubic modes: the weighted sum of Note [Interpolation taps], accumulated in S. The tap counts are
+// template arguments (1 for a dim the op lacks, 2 linear, 4 cubic) so the tap loops unroll; per output row the
+// source rows and their D/H weights are looked up once, and the W taps come from flat tables.
+template <typename T, typename S, int ND, int NH, int NW> void weighted_kernel(const Resample<S> &r, T *y) {
   const PoolPlanes &pp = *r.pp;
   const T *x = pp.x.data<T>();
   const int64_t D = pp.in[0], H = pp.in[1], W = pp.in[2], oD = r.out[0], oH = r.out[1], oW = r.out[2];
-  const int nd = r.t[0].n, nh = r.t[1].n, nw = r.t[2].n;
-  parallel_for(0, pp.planes * oD * oH, pool_grain(oW * nd * nh * nw), [&](int64_t b, int64_t e) {
-    for (int64_t row = b; row < e; ++row) {
-      const int64_t oh = row % oH, od = (row / oH) % oD;
-      const T *plane = x + (row / (oH * oD)) * D * H * W;
+  const int64_t *iw = r.t[2].idx.data();
+  const S *ww = r.t[2].wt.data();
+  parallel_for(0, pp.planes * oD * oH, pool_grain(oW * ND * NH * NW), [&](int64_t b, int64_t e) {
+    RowCursor cur(b, oD, oH);
+    for (int64_t row = b; row < e; ++row, cur.next()) {
+      const int64_t oh = cur.oh, od = cur.od;
+      const T *plane = x + cur.plane * D * H * W;
+      const T *line[ND][NH];
+      S wd[ND], wh[NH];
+      for (int a = 0; a < ND; ++a) {
+        wd[a] = r.t[0].wt[size_t(od * ND + a)];
+        for (int bh = 0; bh < NH; ++bh)
+          line[a][bh] = plane + (r.t[0].idx[size_t(od * ND + a)] * H + r.t[1].idx[size_t(oh * NH + bh)]) * W;
+      }
+      for (int bh = 0; bh < NH; ++bh) wh[bh] = r.t[1].wt[size_t(oh * NH + bh)];
+      T *out = y + row * oW;
       for (int64_t ow = 0; ow < oW; ++ow) {
+        const int64_t *i = iw + ow * NW;
+        const S *w = ww + ow * NW;
         S acc = 0;
-        for (int a = 0; a < nd; ++a) {
+        for (int a = 0; a < ND; ++a) {
           S acc_h = 0;
-          for (int bh = 0; bh < nh; ++bh) {
-            const T *line = plane + (r.t[0].idx[size_t(od * nd + a)] * H + r.t[1].idx[size_t(oh * nh + bh)]) * W;
+          for (int bh = 0; bh < NH; ++bh) {
             S acc_w = 0;
-            for (int c = 0; c < nw; ++c) acc_w += r.t[2].wt[size_t(ow * nw + c)] * S(line[r.t[2].idx[size_t(ow * nw + c)]]);
-            acc_h += r.t[1].wt[size_t(oh * nh + bh)] * acc_w;
+            for (int c = 0; c < NW; ++c) acc_w += w[c] * S(line[a][bh][i[c]]);
+            acc_h += wh[bh] * acc_w;
           }
-          acc += r.t[0].wt[size_t(od * nd + a)] * acc_h;
+          acc += wd[a] * acc_h;
         }
-        y[row * oW + ow] = T(acc);
+        out[ow] = T(acc);
       }
     }
   });
@@ -191,7 +206,14 @@ Tensor upsample(const char *op, Mode mode, const Tensor &self, int nsp, const st
       r.t[i] = i < 3 - nsp ? make_taps<S>(Mode::Nearest, 1, 1, false, std::nullopt)  // a dim the op lacks
                            : make_taps<S>(mode, pp.in[i], out[i], align_corners, scales[size_t(i)]);
     if (nearest) nearest_kernel<T, S>(r, y.data<T>());
-    else if constexpr (!std::is_same_v<T, uint8_t>) weighted_kernel<T, S>(r, y.data<T>());
+    else if constexpr (!std::is_same_v<T, uint8_t>) {
+      // The tap counts (D, H, W) of the four ops: linear1d, bilinear2d, bicubic2d, trilinear3d.
+      const int taps = r.t[0].n * 100 + r.t[1].n * 10 + r.t[2].n;
+      if (taps == 112) weighted_kernel<T, S, 1, 1, 2>(r, y.data<T>());
+      else if (taps == 122) weighted_kernel<T, S, 1, 2, 2>(r, y.data<T>());
+      else if (taps == 144) weighted_kernel<T, S, 1, 4, 4>(r, y.data<T>());
+      else weighted_kernel<T, S, 2, 2, 2>(r, y.data<T>());
+    }
   };
   if (self.dtype() == ScalarType::UInt8) run.operator()<uint8_t>();
   else TP_DISPATCH_FLOATING(self.dtype(), op, run);
