@@ -259,6 +259,30 @@ def test_ops_directly():
     np.testing.assert_array_equal(got.numpy(), ref_resample(a[0], "nearest-exact", [4]).astype(np.float32))
 
 
+def test_out_variants():
+    a = rng.standard_normal((1, 2, 4, 6)).astype(np.float32)
+    out = tp.empty(0)
+    r = tp.ops.call("upsample_bicubic2d.out", tp.tensor(a), [5, 9], True, out=out)
+    assert r is out and out.shape == (1, 2, 5, 9)
+    np.testing.assert_allclose(out.numpy(), ref_resample(a, "cubic", [5, 9], True), rtol=1e-5, atol=2e-6)
+    out = tp.empty(1, 2, 3, 3, dtype=tp.float32)
+    tp.ops.call("_upsample_nearest_exact2d.out", tp.tensor(a), [3, 3], out=out)
+    np.testing.assert_array_equal(out.numpy(), ref_resample(a, "nearest-exact", [3, 3]).astype(np.float32))
+    with pytest.raises(
+        RuntimeError, match="upsample_nearest2d.out: Expected out tensor to have dtype float32"
+    ):
+        tp.ops.call("upsample_nearest2d.out", tp.tensor(a), [3, 3], out=tp.empty(0, dtype=tp.int64))
+
+
+def test_docstring_examples():
+    import doctest
+
+    import tensorplay_p10._interpolate as module
+
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
+
+
 # ---- errors ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "kwargs, exc, match",

@@ -23,6 +23,7 @@
 #include <array>
 #include <cmath>
 #include <optional>
+#include <utility>
 
 #include "kernels/pool.h"
 
@@ -257,23 +258,52 @@ static Tensor upsample_bicubic2d(const Tensor &self, Ints size, bool align_corne
   return upsample("upsample_bicubic2d", Mode::Cubic, self, 2, size, align_corners, {Opt(), sh, sw});
 }
 
+// The out= forms: compute, then copy into the checked and resized `out` (pool.h).
+#define TP_UPSAMPLE_OUT(name, op, params, args) \
+  static Tensor name##_out params { return pool_copy_out(op ".out", name args, out); }
+TP_UPSAMPLE_OUT(upsample_nearest1d, "upsample_nearest1d", (const Tensor &self, Ints n, Opt s, const Tensor &out),
+                (self, n, s))
+TP_UPSAMPLE_OUT(upsample_nearest2d, "upsample_nearest2d",
+                (const Tensor &self, Ints n, Opt sh, Opt sw, const Tensor &out), (self, n, sh, sw))
+TP_UPSAMPLE_OUT(upsample_nearest3d, "upsample_nearest3d",
+                (const Tensor &self, Ints n, Opt sd, Opt sh, Opt sw, const Tensor &out), (self, n, sd, sh, sw))
+TP_UPSAMPLE_OUT(upsample_nearest_exact1d, "_upsample_nearest_exact1d",
+                (const Tensor &self, Ints n, Opt s, const Tensor &out), (self, n, s))
+TP_UPSAMPLE_OUT(upsample_nearest_exact2d, "_upsample_nearest_exact2d",
+                (const Tensor &self, Ints n, Opt sh, Opt sw, const Tensor &out), (self, n, sh, sw))
+TP_UPSAMPLE_OUT(upsample_nearest_exact3d, "_upsample_nearest_exact3d",
+                (const Tensor &self, Ints n, Opt sd, Opt sh, Opt sw, const Tensor &out), (self, n, sd, sh, sw))
+TP_UPSAMPLE_OUT(upsample_linear1d, "upsample_linear1d", (const Tensor &self, Ints n, bool ac, Opt s, const Tensor &out),
+                (self, n, ac, s))
+TP_UPSAMPLE_OUT(upsample_bilinear2d, "upsample_bilinear2d",
+                (const Tensor &self, Ints n, bool ac, Opt sh, Opt sw, const Tensor &out), (self, n, ac, sh, sw))
+TP_UPSAMPLE_OUT(upsample_bicubic2d, "upsample_bicubic2d",
+                (const Tensor &self, Ints n, bool ac, Opt sh, Opt sw, const Tensor &out), (self, n, ac, sh, sw))
+TP_UPSAMPLE_OUT(upsample_trilinear3d, "upsample_trilinear3d",
+                (const Tensor &self, Ints n, bool ac, Opt sd, Opt sh, Opt sw, const Tensor &out),
+                (self, n, ac, sd, sh, sw))
+#undef TP_UPSAMPLE_OUT
+
 TP_LIBRARY(upsample) {
-  lib.def("upsample_nearest1d(Tensor self, int[1] output_size, float? scales=None) -> Tensor");
-  lib.def("upsample_nearest2d(Tensor self, int[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor");
-  lib.def("upsample_nearest3d(Tensor self, int[3] output_size, float? scales_d=None, float? scales_h=None, "
-          "float? scales_w=None) -> Tensor");
-  lib.def("_upsample_nearest_exact1d(Tensor self, int[1] output_size, float? scales=None) -> Tensor");
-  lib.def("_upsample_nearest_exact2d(Tensor self, int[2] output_size, float? scales_h=None, "
-          "float? scales_w=None) -> Tensor");
-  lib.def("_upsample_nearest_exact3d(Tensor self, int[3] output_size, float? scales_d=None, float? scales_h=None, "
-          "float? scales_w=None) -> Tensor");
-  lib.def("upsample_linear1d(Tensor self, int[1] output_size, bool align_corners, float? scales=None) -> Tensor");
-  lib.def("upsample_bilinear2d(Tensor self, int[2] output_size, bool align_corners, float? scales_h=None, "
-          "float? scales_w=None) -> Tensor");
-  lib.def("upsample_trilinear3d(Tensor self, int[3] output_size, bool align_corners, float? scales_d=None, "
-          "float? scales_h=None, float? scales_w=None) -> Tensor");
-  lib.def("upsample_bicubic2d(Tensor self, int[2] output_size, bool align_corners, float? scales_h=None, "
-          "float? scales_w=None) -> Tensor");
+  // PyTorch's schemas: the arguments after `Tensor self`, shared by the op and its out= overload.
+  const std::pair<const char *, const char *> ops[] = {
+      {"upsample_nearest1d", "int[1] output_size, float? scales=None"},
+      {"upsample_nearest2d", "int[2] output_size, float? scales_h=None, float? scales_w=None"},
+      {"upsample_nearest3d", "int[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None"},
+      {"_upsample_nearest_exact1d", "int[1] output_size, float? scales=None"},
+      {"_upsample_nearest_exact2d", "int[2] output_size, float? scales_h=None, float? scales_w=None"},
+      {"_upsample_nearest_exact3d",
+       "int[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None"},
+      {"upsample_linear1d", "int[1] output_size, bool align_corners, float? scales=None"},
+      {"upsample_bilinear2d", "int[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None"},
+      {"upsample_bicubic2d", "int[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None"},
+      {"upsample_trilinear3d", "int[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, "
+                               "float? scales_w=None"},
+  };
+  for (const auto &[name, args] : ops) {
+    lib.def(std::string(name) + "(Tensor self, " + args + ") -> Tensor");
+    lib.def(std::string(name) + ".out(Tensor self, " + args + ", *, Tensor(a!) out) -> Tensor(a!)");
+  }
   for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) {
     impl_typed<upsample_nearest1d>(lib, "upsample_nearest1d", key, __LINE__);
     impl_typed<upsample_nearest2d>(lib, "upsample_nearest2d", key, __LINE__);
@@ -285,6 +315,16 @@ TP_LIBRARY(upsample) {
     impl_typed<upsample_bilinear2d>(lib, "upsample_bilinear2d", key, __LINE__);
     impl_typed<upsample_trilinear3d>(lib, "upsample_trilinear3d", key, __LINE__);
     impl_typed<upsample_bicubic2d>(lib, "upsample_bicubic2d", key, __LINE__);
+    impl_typed<upsample_nearest1d_out>(lib, "upsample_nearest1d.out", key, __LINE__);
+    impl_typed<upsample_nearest2d_out>(lib, "upsample_nearest2d.out", key, __LINE__);
+    impl_typed<upsample_nearest3d_out>(lib, "upsample_nearest3d.out", key, __LINE__);
+    impl_typed<upsample_nearest_exact1d_out>(lib, "_upsample_nearest_exact1d.out", key, __LINE__);
+    impl_typed<upsample_nearest_exact2d_out>(lib, "_upsample_nearest_exact2d.out", key, __LINE__);
+    impl_typed<upsample_nearest_exact3d_out>(lib, "_upsample_nearest_exact3d.out", key, __LINE__);
+    impl_typed<upsample_linear1d_out>(lib, "upsample_linear1d.out", key, __LINE__);
+    impl_typed<upsample_bilinear2d_out>(lib, "upsample_bilinear2d.out", key, __LINE__);
+    impl_typed<upsample_trilinear3d_out>(lib, "upsample_trilinear3d.out", key, __LINE__);
+    impl_typed<upsample_bicubic2d_out>(lib, "upsample_bicubic2d.out", key, __LINE__);
   }
 }
 

@@ -68,6 +68,7 @@ def interpolate(
     rather than at ``dst * in / out``.
 
     Example:
+        >>> import tensorplay_p10 as tp
         >>> x = tp.tensor([[[1.0, 2.0, 4.0]]])
         >>> tp.interpolate(x, size=5, mode="linear", align_corners=True)
         tensor([[[1.0000, 1.5000, 2.0000, 3.0000, 4.0000]]])
