@@ -431,7 +431,7 @@ def test_matches_torch_on_random_configs():
     torch = pytest.importorskip("torch")
     F = torch.nn.functional
     r = np.random.default_rng(1)
-    for trial in range(60):
+    for trial in range(80):
         nsp = int(r.integers(1, 4))
         sp = tuple(int(v) for v in r.integers(3, 12, nsp))
         a = r.standard_normal((2, 3) + sp).astype(np.float32)
@@ -452,13 +452,14 @@ def test_matches_torch_on_random_configs():
             v, i = getattr(tp, f"max_pool{nsp}d_with_indices")(xa, k, s, p, d, ceil)
             np.testing.assert_array_equal(v.numpy(), tv.numpy())
             np.testing.assert_array_equal(i.numpy(), ti.numpy())
+        avg = [k, s, p, ceil, cip] + ([] if nsp == 1 or trial % 2 else [int(r.integers(1, 7))])  # divisor
         try:
-            want = getattr(F, f"avg_pool{nsp}d")(ta, k, s, p, ceil, cip)
+            want = getattr(F, f"avg_pool{nsp}d")(ta, *avg)
         except RuntimeError:
             with pytest.raises(RuntimeError):
-                getattr(tp, f"avg_pool{nsp}d")(xa, k, s, p, ceil, cip)
+                getattr(tp, f"avg_pool{nsp}d")(xa, *avg)
         else:
-            got = getattr(tp, f"avg_pool{nsp}d")(xa, k, s, p, ceil, cip)
+            got = getattr(tp, f"avg_pool{nsp}d")(xa, *avg)
             np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
         osz = [int(v) for v in r.integers(1, 10, nsp)]
         np.testing.assert_allclose(
