@@ -24,6 +24,7 @@
 #include <cmath>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "kernels/pool.h"
 
@@ -127,37 +128,85 @@ template <typename T, typename S> void nearest_kernel(const Resample<S> &r, T *y
 // Linear and cubic modes: the weighted sum of Note [Interpolation taps], accumulated in S. The tap counts are
 // template arguments (1 for a dim the op lacks, 2 linear, 4 cubic) so the tap loops unroll; per output row the
 // source rows and their D/H weights are looked up once, and the W taps come from flat tables.
+//
+// Note [Resampled row cache]
+//   The W pass of a source row (its ND * NH * NW-tap sums for one output row) is the same for every output row
+//   that reads that source row: neighbouring output rows share most of theirs when upsampling. With more than
+//   one source row per output row (2-d and 3-d), each thread keeps the W pass of the last 2 * ND * NH source
+//   rows it computed, keyed by the row's offset in the input, and an output row only combines cached rows with
+//   its D and H weights: a contiguous loop. The sums are the same ones in the same order as the direct form
+//   (Note [Interpolation taps]), so the results are identical; only the repeated work goes.
+template <typename T, typename S, int NW> void resample_row(const T *line, const int64_t *iw, const S *ww, int64_t oW,
+                                                             S *dst) {
+  for (int64_t ow = 0; ow < oW; ++ow) {
+    S acc_w = 0;
+    for (int c = 0; c < NW; ++c) acc_w += ww[ow * NW + c] * S(line[iw[ow * NW + c]]);
+    dst[ow] = acc_w;
+  }
+}
+
 template <typename T, typename S, int ND, int NH, int NW> void weighted_kernel(const Resample<S> &r, T *y) {
   const PoolPlanes &pp = *r.pp;
   const T *x = pp.x.data<T>();
   const int64_t D = pp.in[0], H = pp.in[1], W = pp.in[2], oD = r.out[0], oH = r.out[1], oW = r.out[2];
   const int64_t *iw = r.t[2].idx.data();
   const S *ww = r.t[2].wt.data();
+  constexpr int kRows = ND * NH, kSlots = 2 * kRows;
   parallel_for(0, pp.planes * oD * oH, pool_grain(oW * ND * NH * NW), [&](int64_t b, int64_t e) {
+    std::vector<S> cache(kRows > 1 ? size_t(kSlots * oW) : 0);  // Note [Resampled row cache]
+    int64_t key[kSlots];
+    for (int64_t &k : key) k = -1;
+    int victim = 0;
+    if constexpr (kRows == 1) {  // 1-d: one source row per output row, nothing to share
+      for (int64_t row = b; row < e; ++row) {
+        const T *line = x + row * W;
+        T *out = y + row * oW;
+        for (int64_t ow = 0; ow < oW; ++ow) {
+          S acc_w = 0;
+          for (int c = 0; c < NW; ++c) acc_w += ww[ow * NW + c] * S(line[iw[ow * NW + c]]);
+          out[ow] = T(acc_w);  // the D and H weights are exactly 1
+        }
+      }
+      return;
+    }
     RowCursor cur(b, oD, oH);
     for (int64_t row = b; row < e; ++row, cur.next()) {
       const int64_t oh = cur.oh, od = cur.od;
-      const T *plane = x + cur.plane * D * H * W;
-      const T *line[ND][NH];
+      const S *src[kRows];  // the W pass of each source row, (a, bh) row-major
       S wd[ND], wh[NH];
-      for (int a = 0; a < ND; ++a) {
-        wd[a] = r.t[0].wt[size_t(od * ND + a)];
-        for (int bh = 0; bh < NH; ++bh)
-          line[a][bh] = plane + (r.t[0].idx[size_t(od * ND + a)] * H + r.t[1].idx[size_t(oh * NH + bh)]) * W;
-      }
+      bool pinned[kSlots] = {};
+      for (int a = 0; a < ND; ++a) wd[a] = r.t[0].wt[size_t(od * ND + a)];
       for (int bh = 0; bh < NH; ++bh) wh[bh] = r.t[1].wt[size_t(oh * NH + bh)];
+      // Hits first and pinned, so that filling a miss never evicts a row this output row uses.
+      int64_t want[kRows];
+      for (int a = 0; a < ND; ++a)
+        for (int bh = 0; bh < NH; ++bh) {
+          const int j = a * NH + bh;
+          want[j] = (cur.plane * D + r.t[0].idx[size_t(od * ND + a)]) * H * W + r.t[1].idx[size_t(oh * NH + bh)] * W;
+          src[j] = nullptr;
+          for (int slot = 0; slot < kSlots; ++slot)
+            if (key[slot] == want[j]) src[j] = &cache[size_t(slot * oW)], pinned[slot] = true;
+        }
+      for (int j = 0; j < kRows; ++j) {
+        if (src[j]) continue;
+        int slot = -1;
+        for (int s2 = 0; s2 < kSlots && slot < 0; ++s2)
+          if (key[s2] == want[j]) slot = s2;  // filled a moment ago for a repeated (clamped) tap
+        if (slot < 0) {
+          while (pinned[victim]) victim = (victim + 1) % kSlots;
+          slot = victim, victim = (victim + 1) % kSlots;
+          key[slot] = want[j];
+          resample_row<T, S, NW>(x + want[j], iw, ww, oW, &cache[size_t(slot * oW)]);
+        }
+        pinned[slot] = true;
+        src[j] = &cache[size_t(slot * oW)];
+      }
       T *out = y + row * oW;
       for (int64_t ow = 0; ow < oW; ++ow) {
-        const int64_t *i = iw + ow * NW;
-        const S *w = ww + ow * NW;
         S acc = 0;
         for (int a = 0; a < ND; ++a) {
           S acc_h = 0;
-          for (int bh = 0; bh < NH; ++bh) {
-            S acc_w = 0;
-            for (int c = 0; c < NW; ++c) acc_w += w[c] * S(line[a][bh][i[c]]);
-            acc_h += wh[bh] * acc_w;
-          }
+          for (int bh = 0; bh < NH; ++bh) acc_h += wh[bh] * src[a * NH + bh][ow];
           acc += wd[a] * acc_h;
         }
         out[ow] = T(acc);
