@@ -92,6 +92,7 @@ from ._functional import (
     unique_consecutive,
     unsqueeze,
 )
+from ._interpolate import interpolate
 from ._matmul import einsum, tensordot
 from ._shape import Size, broadcast_shapes, chunk, flatten, movedim, split, unbind, unflatten
 from ._tensor import Tensor
@@ -179,6 +180,7 @@ __all__ = [
     "explain",
     "einsum",
     "tensordot",
+    "interpolate",
     "library",
     "nonzero",
     "unique",
