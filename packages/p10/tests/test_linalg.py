@@ -1,0 +1,740 @@
+"""tp.linalg (csrc/kernels/linalg_*.cpp, src/tensorplay_p10/linalg.py): det, slogdet, inv, solve, cholesky,
+qr, svd, svdvals, eigh, eigvalsh, lstsq, pinv, matrix_rank, matrix_power and the norms, with PyTorch's tp.*
+aliases, over float32/float64/complex64/complex128, batches, empty and non-contiguous inputs, and errors.
+
+References are NumPy's np.linalg in float64/complex128. Decompositions whose factors are unique only up to
+signs or phases (qr, svd, eigh) are checked by reconstruction and orthogonality instead of element by element.
+"""
+
+import doctest
+
+import numpy as np
+import pytest
+
+import tensorplay_p10 as tp
+
+rng = np.random.default_rng(0)
+
+DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
+TP = {
+    np.float32: tp.float32,
+    np.float64: tp.float64,
+    np.complex64: tp.complex64,
+    np.complex128: tp.complex128,
+}
+EPS = {np.float32: 1e-6, np.float64: 1e-15, np.complex64: 1e-6, np.complex128: 1e-15}
+
+
+def randn(*shape, dtype=np.float64):
+    a = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
+
+
+def well_conditioned(*shape, dtype=np.float64):
+    """Random matrices plus n * I: safely invertible, so float32 results stay close to float64 ones."""
+    n = shape[-1]
+    return (randn(*shape, dtype=dtype) + n * np.eye(n)).astype(dtype)
+
+
+def hpd(*shape, dtype=np.float64):
+    """Hermitian positive-definite matrices: X X^H + n I."""
+    x = randn(*shape, dtype=dtype)
+    return (x @ np.conj(np.swapaxes(x, -1, -2)) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+def t(a):
+    return tp.tensor(a)
+
+
+def close(x, ref, dtype, scale=100):
+    """x (a tensor) against a float64/complex128 reference, with a tolerance for the input dtype."""
+    tol = EPS[dtype] * scale
+    np.testing.assert_allclose(x.numpy(), ref, rtol=tol, atol=tol)
+
+
+def mH(a):
+    return np.conj(np.swapaxes(a, -1, -2))
+
+
+def wide(a):
+    """The float64/complex128 copy of a NumPy array, for references."""
+    return a.astype(np.complex128 if np.iscomplexobj(a) else np.float64)
+
+
+# ---- det, slogdet, logdet ----------------------------------------------------------------------------------
+SQUARE_SHAPES = [(1, 1), (3, 3), (5, 5), (2, 4, 4), (2, 3, 2, 2), (0, 0), (0, 3, 3), (2, 0, 0)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SQUARE_SHAPES)
+def test_det_and_slogdet_match_numpy(dtype, shape):
+    a = well_conditioned(*shape, dtype=dtype) if shape[-1] else randn(*shape, dtype=dtype)
+    d = tp.linalg.det(t(a))
+    assert d.shape == shape[:-2] and d.dtype is TP[dtype]
+    close(d, np.linalg.det(wide(a)), dtype, scale=1000)
+    sign, logabs = tp.linalg.slogdet(t(a))
+    rs, rl = np.linalg.slogdet(wide(a))
+    assert logabs.dtype is (tp.float32 if dtype in (np.float32, np.complex64) else tp.float64)
+    close(sign, rs, dtype, scale=1000)
+    close(logabs, rl, dtype, scale=1000)
+    close(tp.det(t(a)), np.linalg.det(wide(a)), dtype, scale=1000)
+    s2, l2 = tp.slogdet(t(a))
+    close(l2, rl, dtype, scale=1000)
+
+
+def test_det_of_singular_and_negative_matrices():
+    sing = t(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    assert tp.linalg.det(sing).item() == 0.0
+    sign, logabs = tp.linalg.slogdet(t(np.zeros((2, 2))))
+    assert sign.item() == 0.0 and logabs.item() == -np.inf
+    neg = t(np.array([[0.0, 1.0], [1.0, 0.0]]))  # a swap: det -1
+    assert tp.linalg.det(neg).item() == -1.0
+    assert np.isnan(tp.logdet(neg).item())
+    assert tp.logdet(t(np.zeros((2, 2)))).item() == -np.inf
+    a = well_conditioned(3, 3)
+    np.testing.assert_allclose(tp.logdet(t(a)).item(), np.log(np.linalg.det(a)), rtol=1e-12)
+    c = well_conditioned(3, 3, dtype=np.complex128)
+    np.testing.assert_allclose(tp.logdet(t(c)).item(), np.log(np.linalg.det(c)), rtol=1e-12)
+
+
+def test_det_on_non_contiguous_inputs():
+    a = well_conditioned(4, 6, 6)
+    ref = np.linalg.det(np.swapaxes(a, -1, -2)[::2, 1:5, 1:5])
+    x = t(a).transpose(-1, -2)[::2, 1:5, 1:5]
+    close(tp.linalg.det(x), ref, np.float64)
+    x = t(a)[:, ::2, ::2]  # strided slice
+    close(tp.linalg.det(x), np.linalg.det(a[:, ::2, ::2]), np.float64)
+
+
+# ---- inv ---------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SQUARE_SHAPES)
+def test_inv_matches_numpy(dtype, shape):
+    a = well_conditioned(*shape, dtype=dtype)
+    r = tp.linalg.inv(t(a))
+    assert r.shape == shape and r.dtype is TP[dtype]
+    close(r, np.linalg.inv(wide(a)) if a.size else a, dtype)
+    close(tp.inverse(t(a)), np.linalg.inv(wide(a)) if a.size else a, dtype)
+    inv, info = tp.linalg.inv_ex(t(a))
+    assert info.shape == shape[:-2] and info.dtype is tp.int32 and (info.numpy() == 0).all()
+
+
+def test_inv_of_transposed_and_sliced_matrices():
+    a = well_conditioned(3, 5, 5)
+    close(tp.linalg.inv(t(a).transpose(-1, -2)), np.linalg.inv(np.swapaxes(a, -1, -2)), np.float64)
+    close(tp.linalg.inv(t(a)[::2]), np.linalg.inv(a[::2]), np.float64)
+    close(tp.linalg.inv(t(a).flip(0)), np.linalg.inv(a[::-1]), np.float64)
+
+
+def test_inv_of_a_singular_matrix_raises_naming_the_zero_pivot():
+    s = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]])
+    with pytest.raises(
+        RuntimeError,
+        match=r"^linalg.inv: The diagonal element 3 is zero, the inversion could not be "
+        r"completed because the input matrix is singular.$",
+    ):
+        tp.linalg.inv(t(s))
+    batch = np.stack([np.eye(3), s])
+    with pytest.raises(
+        RuntimeError, match=r"linalg.inv: \(Batch element 1\): The diagonal element 3 is zero"
+    ):
+        tp.linalg.inv(t(batch))
+    with pytest.raises(RuntimeError, match="linalg.inv: The diagonal element 1 is zero"):
+        tp.inverse(t(np.zeros((2, 2))))
+    inv, info = tp.linalg.inv_ex(t(batch))
+    assert info.tolist() == [0, 3]
+    np.testing.assert_allclose(inv[0].numpy(), np.eye(3))
+    with pytest.raises(RuntimeError, match=r"linalg.inv_ex: \(Batch element 1\): The diagonal element 3"):
+        tp.linalg.inv_ex(t(batch), check_errors=True)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [tp.linalg.inv, tp.linalg.det, tp.linalg.slogdet, tp.linalg.cholesky, tp.linalg.eigh, tp.linalg.eigvalsh],
+    ids=lambda f: f.__name__,
+)
+def test_square_matrix_ops_check_their_input(fn):
+    name = {"slogdet": "linalg.slogdet", "eigvalsh": "linalg.eigvalsh"}.get(
+        fn.__name__, f"linalg.{fn.__name__}"
+    )
+    with pytest.raises(
+        RuntimeError, match=rf"^{name}: A must be batches of square matrices, but they are 2 by 3 matrices$"
+    ):
+        fn(tp.ones(2, 3))
+    with pytest.raises(RuntimeError, match=rf"^{name}: The input tensor A must have at least 2 dimensions.$"):
+        fn(tp.ones(3))
+    with pytest.raises(
+        RuntimeError, match=rf"^{name}: Expected a floating point or complex tensor as input. Got Long$"
+    ):
+        fn(tp.ones(2, 2, dtype=tp.int64))
+    with pytest.raises(RuntimeError, match=rf"^{name}: Low precision dtypes not supported. Got Half$"):
+        fn(tp.ones(2, 2, dtype=tp.float16))
+
+
+# ---- solve -------------------------------------------------------------------------------------------------
+SOLVE_CASES = [
+    ((3, 3), (3,)),  # a vector
+    ((3, 3), (3, 2)),
+    ((4, 3, 3), (4, 3)),  # a batch of vectors: B.shape == A.shape[:-1]
+    ((4, 3, 3), (3, 5)),  # B broadcast over A's batch
+    ((3, 3), (2, 3, 1)),  # A broadcast over B's batch
+    ((2, 1, 3, 3), (5, 3, 2)),
+    ((1, 1), (1, 1)),
+    ((0, 0), (0, 2)),
+    ((0, 3, 3), (3, 2)),
+    ((3, 3), (3, 0)),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("sa,sb", SOLVE_CASES)
+def test_solve_matches_numpy(dtype, sa, sb):
+    a, b = well_conditioned(*sa, dtype=dtype), randn(*sb, dtype=dtype)
+    x = tp.linalg.solve(t(a), t(b))
+    vector = len(sb) == 1 or (len(sb) == len(sa) - 1 and sb == sa[:-1])
+    if vector:
+        ref = np.linalg.solve(wide(a), wide(b)[..., None])[..., 0] if a.size else np.zeros(x.shape)
+    else:
+        ref = np.linalg.solve(wide(a), wide(b)) if a.size and b.size else np.zeros(x.shape)
+    assert x.shape == ref.shape and x.dtype is TP[dtype]
+    close(x, ref, dtype, scale=1000)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64])
+def test_solve_from_the_right(dtype):
+    a, b = well_conditioned(2, 4, 4, dtype=dtype), randn(2, 3, 4, dtype=dtype)
+    x = tp.linalg.solve(t(a), t(b), left=False)
+    close(x, wide(b) @ np.linalg.inv(wide(a)), dtype, scale=1000)
+    with pytest.raises(
+        RuntimeError, match="Vector broadcasting of the left hand side is not supported for left=False"
+    ):
+        tp.linalg.solve(t(a), t(randn(4, dtype=dtype)), left=False)
+
+
+def test_solve_on_non_contiguous_inputs():
+    a, b = well_conditioned(6, 6), randn(6, 4)
+    ta, tb = t(a).t(), t(b)[:, ::2]
+    close(tp.linalg.solve(ta, tb), np.linalg.solve(a.T, b[:, ::2]), np.float64)
+
+
+def test_solve_errors():
+    a = t(np.zeros((3, 3)))
+    with pytest.raises(
+        RuntimeError, match=r"^torch.linalg.solve: The solver failed because the input matrix is singular.$"
+    ):
+        tp.linalg.solve(a, tp.ones(3, 2, dtype=tp.float64))
+    with pytest.raises(RuntimeError, match=r"\(Batch element 1\): The solver failed"):
+        tp.linalg.solve(t(np.stack([np.eye(3), np.zeros((3, 3))])), tp.ones(3, 2, dtype=tp.float64))
+    with pytest.raises(
+        RuntimeError, match=r"Incompatible shapes of A and B for the equation AX = B \(3x3 and 4x2\)"
+    ):
+        tp.linalg.solve(a, tp.ones(4, 2, dtype=tp.float64))
+    with pytest.raises(
+        RuntimeError,
+        match="linalg.solve: Expected A and B to have the same dtype, but found A of type "
+        "Double and B of type Float instead",
+    ):
+        tp.linalg.solve(a, tp.ones(3))
+    x, info = tp.linalg.solve_ex(t(np.stack([np.eye(3), np.zeros((3, 3))])), tp.ones(3, dtype=tp.float64))
+    assert info.tolist() == [0, 1] and x[0].tolist() == [1.0, 1.0, 1.0]
+
+
+# ---- cholesky ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (3, 5, 5), (0, 0), (0, 2, 2)])
+def test_cholesky_matches_numpy(dtype, shape):
+    a = hpd(*shape, dtype=dtype)
+    L = tp.linalg.cholesky(t(a))
+    ref = np.linalg.cholesky(wide(a)) if a.size else a
+    assert L.shape == shape and L.dtype is TP[dtype]
+    close(L, ref, dtype, scale=1000)
+    U = tp.linalg.cholesky(t(a), upper=True)
+    close(U, mH(ref), dtype, scale=1000)
+    close(tp.cholesky(t(a)), ref, dtype, scale=1000)
+    L2, info = tp.linalg.cholesky_ex(t(a))
+    assert (info.numpy() == 0).all() and info.shape == shape[:-2]
+
+
+def test_cholesky_reads_one_triangle_only():
+    a = hpd(4, 4)
+    junk_upper = np.tril(a) + np.triu(np.full((4, 4), 7.0), 1)
+    close(tp.linalg.cholesky(t(junk_upper)), np.linalg.cholesky(a), np.float64)
+    junk_lower = np.triu(a) + np.tril(np.full((4, 4), 7.0), -1)
+    close(tp.linalg.cholesky(t(junk_lower), upper=True), np.linalg.cholesky(a).T, np.float64)
+
+
+def test_cholesky_of_a_matrix_that_is_not_positive_definite():
+    a = np.diag([1.0, -1.0, 2.0])
+    with pytest.raises(
+        RuntimeError,
+        match=r"^linalg.cholesky: The factorization could not be completed because the "
+        r"input is not positive-definite \(the leading minor of order 2 is not positive-definite\).$",
+    ):
+        tp.linalg.cholesky(t(a))
+    with pytest.raises(RuntimeError, match=r"linalg.cholesky: \(Batch element 1\): The factorization"):
+        tp.linalg.cholesky(t(np.stack([np.eye(3), a])))
+    _, info = tp.linalg.cholesky_ex(t(np.stack([np.eye(3), a])))
+    assert info.tolist() == [0, 2]
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_cholesky_solve_and_inverse(upper, dtype):
+    a, b = hpd(2, 4, 4, dtype=dtype), randn(4, 3, dtype=dtype)
+    factor = tp.linalg.cholesky(t(a), upper=upper)
+    close(tp.cholesky_solve(t(b), factor, upper), np.linalg.solve(wide(a), wide(b)), dtype, scale=1000)
+    close(tp.cholesky_inverse(factor[0], upper), np.linalg.inv(wide(a[0])), dtype, scale=1000)
+
+
+# ---- qr ----------------------------------------------------------------------------------------------------
+QR_SHAPES = [(4, 4), (6, 3), (3, 6), (2, 5, 3), (1, 1), (0, 3), (3, 0), (2, 0, 0)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", QR_SHAPES)
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_reconstructs_with_orthonormal_q(dtype, shape, mode):
+    a = randn(*shape, dtype=dtype)
+    m, n = shape[-2:]
+    k = min(m, n)
+    Q, R = tp.linalg.qr(t(a), mode=mode)
+    rrows = m if mode == "complete" else k
+    assert R.shape == (*shape[:-2], rrows, n) and R.dtype is TP[dtype]
+    r = R.numpy()
+    assert (np.tril(r, -1) == 0).all()
+    # |R| is unique (up to signs/phases of rows): compare with NumPy's
+    ref_r = np.linalg.qr(wide(a), mode="complete" if mode == "complete" else "reduced")[1]
+    close(tp.tensor(np.abs(r)), np.abs(ref_r), dtype, scale=1000)
+    if mode == "r":
+        assert Q.shape == (0,)
+        return
+    q = Q.numpy()
+    assert Q.shape == (*shape[:-2], m, m if mode == "complete" else k)
+    close(tp.tensor(q @ r), wide(a), dtype, scale=1000)
+    close(
+        tp.tensor(mH(q) @ q),
+        np.broadcast_to(np.eye(q.shape[-1]), q.shape[:-2] + (q.shape[-1],) * 2),
+        dtype,
+        scale=1000,
+    )
+
+
+def test_old_qr_and_errors():
+    a = randn(5, 3)
+    Q, R = tp.qr(t(a))
+    assert Q.shape == (5, 3) and R.shape == (3, 3)
+    Q, R = tp.qr(t(a), some=False)
+    assert Q.shape == (5, 5) and R.shape == (5, 3)
+    close(tp.tensor(Q.numpy() @ R.numpy()), a, np.float64)
+    with pytest.raises(
+        RuntimeError,
+        match=r"qr received unrecognized mode 'x' but expected one of 'reduced' \(default\), "
+        "'r', or 'complete'",
+    ):
+        tp.linalg.qr(t(a), mode="x")
+
+
+# ---- svd ---------------------------------------------------------------------------------------------------
+SVD_SHAPES = [(4, 4), (6, 3), (3, 6), (2, 5, 3), (1, 1), (2, 3, 2, 4)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SVD_SHAPES)
+@pytest.mark.parametrize("full", [True, False])
+def test_svd_reconstructs_with_orthonormal_factors(dtype, shape, full):
+    a = randn(*shape, dtype=dtype)
+    m, n = shape[-2:]
+    k = min(m, n)
+    U, S, Vh = tp.linalg.svd(t(a), full_matrices=full)
+    assert U.shape == (*shape[:-2], m, m if full else k) and Vh.shape == (*shape[:-2], n if full else k, n)
+    assert S.shape == (*shape[:-2], k) and S.dtype is (
+        tp.float32 if dtype in (np.float32, np.complex64) else tp.float64
+    )
+    close(S, np.linalg.svd(wide(a), compute_uv=False), dtype, scale=1000)
+    u, s, vh = U.numpy(), S.numpy(), Vh.numpy()
+    close(tp.tensor((u[..., :k] * s[..., None, :]) @ vh[..., :k, :]), wide(a), dtype, scale=1000)
+    for f in (u, mH(vh)):  # orthonormal columns
+        close(
+            tp.tensor(mH(f) @ f),
+            np.broadcast_to(np.eye(f.shape[-1]), f.shape[:-2] + (f.shape[-1],) * 2),
+            dtype,
+            scale=1000,
+        )
+    close(tp.linalg.svdvals(t(a)), np.linalg.svd(wide(a), compute_uv=False), dtype, scale=1000)
+
+
+def test_svd_of_empty_matrices_and_old_svd():
+    U, S, Vh = tp.linalg.svd(tp.zeros(0, 3))
+    assert U.shape == (0, 0) and S.shape == (0,) and Vh.tolist() == np.eye(3).tolist()
+    U, S, Vh = tp.linalg.svd(tp.zeros(2, 0, 3), full_matrices=False)
+    assert U.shape == (2, 0, 0) and S.shape == (2, 0) and Vh.shape == (2, 0, 3)
+    a = randn(5, 3)
+    U, S, V = tp.svd(t(a))  # the old API: V, not Vh, and reduced by default
+    assert U.shape == (5, 3) and V.shape == (3, 3)
+    close(tp.tensor(U.numpy() * S.numpy() @ V.numpy().T), a, np.float64)
+    U, S, V = tp.svd(t(a), compute_uv=False)
+    assert U.shape == (5, 5) and V.shape == (3, 3) and (U.numpy() == 0).all() and (V.numpy() == 0).all()
+    close(S, np.linalg.svd(a, compute_uv=False), np.float64)
+
+
+def test_svd_errors():
+    with pytest.raises(
+        RuntimeError,
+        match="^linalg.svd: The algorithm failed to converge because the input matrix "
+        "contained non-finite values.$",
+    ):
+        tp.linalg.svd(tp.full((3, 4), float("nan")))
+    with pytest.raises(RuntimeError, match="keyword argument `driver=` is only supported on CUDA"):
+        tp.linalg.svd(tp.ones(3, 4), driver="gesvd")
+    with pytest.raises(
+        RuntimeError, match="linalg.svd: Expected a floating point or complex tensor as input. Got Long"
+    ):
+        tp.linalg.svdvals(tp.ones(3, 4, dtype=tp.int64))
+
+
+# ---- eigh --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (3, 5, 5), (0, 0), (0, 3, 3)])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_matches_numpy(dtype, shape, uplo):
+    x = randn(*shape, dtype=dtype)
+    a = (x + mH(x)).astype(dtype)
+    w, V = tp.linalg.eigh(t(a), UPLO=uplo)
+    real = tp.float32 if dtype in (np.float32, np.complex64) else tp.float64
+    assert w.shape == shape[:-1] and w.dtype is real and V.shape == shape and V.dtype is TP[dtype]
+    close(w, np.linalg.eigvalsh(wide(a), UPLO=uplo), dtype, scale=1000)
+    v = V.numpy()
+    close(tp.tensor(v @ (w.numpy()[..., :, None] * mH(v))), wide(a), dtype, scale=1000)
+    close(tp.linalg.eigvalsh(t(a), uplo), np.linalg.eigvalsh(wide(a)), dtype, scale=1000)
+
+
+def test_eigh_reads_one_triangle_and_checks_uplo():
+    a = np.array([[2.0, 99.0], [1.0, 3.0]])  # the lower triangle says [[2, 1], [1, 3]]
+    close(tp.linalg.eigvalsh(t(a)), np.linalg.eigvalsh(np.array([[2.0, 1.0], [1.0, 3.0]])), np.float64)
+    close(tp.linalg.eigvalsh(t(a), "U"), np.linalg.eigvalsh(np.array([[2.0, 99.0], [99.0, 3.0]])), np.float64)
+    with pytest.raises(RuntimeError, match="^Expected UPLO argument to be 'L' or 'U', but got X$"):
+        tp.linalg.eigh(t(a), UPLO="X")
+    with pytest.raises(
+        RuntimeError,
+        match=r"linalg.eigh: The algorithm failed to converge because the input matrix is "
+        r"ill-conditioned or has too many repeated eigenvalues \(error code: \d+\).",
+    ):
+        tp.linalg.eigh(tp.full((3, 3), float("nan")))
+
+
+# ---- lstsq -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize(
+    "sa,sb", [((6, 3), (6, 2)), ((3, 5), (3, 2)), ((4, 4), (4,)), ((2, 6, 3), (1, 6, 2)), ((2, 6, 3), (2, 6))]
+)
+def test_lstsq_matches_numpy(dtype, driver, sa, sb):
+    a, b = randn(*sa, dtype=dtype), randn(*sb, dtype=dtype)
+    sol, res, rank, sv = tp.linalg.lstsq(t(a), t(b), driver=driver)
+    vector = len(sb) == len(sa) - 1
+    b2 = wide(b)[..., None] if vector else wide(b)
+    batch = np.broadcast_shapes(sa[:-2], b2.shape[:-2])
+    aa, bb = np.broadcast_to(wide(a), batch + sa[-2:]), np.broadcast_to(b2, batch + b2.shape[-2:])
+    ref = np.linalg.pinv(aa) @ bb  # the minimum-norm solution (every A here has full rank)
+    if vector:
+        ref = ref[..., 0]
+    assert sol.shape == ref.shape and sol.dtype is TP[dtype]
+    close(sol, ref, dtype, scale=10000)
+    m, n = sa[-2:]
+    drv = driver or "gelsy"
+    if m > n and drv != "gelsy":
+        r = aa @ (ref[..., None] if vector else ref) - bb
+        close(res, (np.abs(r) ** 2).sum(-2), dtype, scale=10000)
+    else:
+        assert res.shape == (0,)
+    assert rank.shape == ((0,) if drv == "gels" else batch) and rank.dtype is tp.int64
+    if drv != "gels":
+        assert (rank.numpy() == min(m, n)).all()
+    if drv in ("gelsd", "gelss"):
+        close(sv, np.linalg.svd(aa, compute_uv=False), dtype, scale=1000)
+    else:
+        assert sv.shape == (0,)
+
+
+def test_lstsq_rank_deficient_and_rcond():
+    a = np.array([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])  # rank 1
+    b = np.array([[1.0], [2.0], [2.0]])
+    for driver in ("gelsy", "gelsd", "gelss"):
+        sol, res, rank, _ = tp.linalg.lstsq(t(a), t(b), driver=driver)
+        assert rank.item() == 1 and res.shape == (0,)  # no residuals unless full rank
+        np.testing.assert_allclose(sol.numpy(), np.linalg.lstsq(a, b, rcond=None)[0], atol=1e-12)
+    sol, res, rank, sv = tp.linalg.lstsq(
+        t(np.diag([1.0, 1e-3])), t(np.ones((2, 1))), rcond=1e-2, driver="gelsd"
+    )
+    assert rank.item() == 1 and sol.numpy()[1, 0] == 0.0
+
+
+def test_lstsq_errors():
+    a = tp.ones(5, 3, dtype=tp.float64)
+    with pytest.raises(
+        RuntimeError,
+        match=r"^torch.linalg.lstsq: parameter `driver` should be one of \(gels, gelsy, gelsd, gelss\)$",
+    ):
+        tp.linalg.lstsq(a, tp.ones(5, 2, dtype=tp.float64), driver="foo")
+    with pytest.raises(
+        RuntimeError, match=r"torch.linalg.lstsq: input.size\(-2\) should match other.size\(-2\)"
+    ):
+        tp.linalg.lstsq(a, tp.ones(4, 2, dtype=tp.float64))
+    with pytest.raises(
+        RuntimeError, match=r"torch.linalg.lstsq: input.size\(-2\) should match other.size\(-1\)"
+    ):
+        tp.linalg.lstsq(a, tp.ones(4, dtype=tp.float64))
+    with pytest.raises(
+        RuntimeError,
+        match="Expected input and other to have the same dtype, but got input's dtype "
+        "Double and other's dtype Float",
+    ):
+        tp.linalg.lstsq(a, tp.ones(5, 2))
+    with pytest.raises(RuntimeError, match="torch.linalg.lstsq: input must have at least 2 dimensions."):
+        tp.linalg.lstsq(tp.ones(5), tp.ones(5))
+    with pytest.raises(RuntimeError, match=r"input.dim\(\) must be greater or equal to other.dim\(\)"):
+        tp.linalg.lstsq(a, tp.ones(2, 2, 5, 2, dtype=tp.float64))
+
+
+# ---- pinv and matrix_rank ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 3), (1, 1)])
+def test_pinv_matches_numpy(dtype, shape):
+    a = randn(*shape, dtype=dtype)
+    p = tp.linalg.pinv(t(a))
+    assert p.shape == (*shape[:-2], shape[-1], shape[-2]) and p.dtype is TP[dtype]
+    close(p, np.linalg.pinv(wide(a)), dtype, scale=10000)
+    close(tp.pinverse(t(a)), np.linalg.pinv(wide(a)), dtype, scale=10000)
+    if shape[-1] == shape[-2]:
+        h = (a + mH(a)).astype(dtype)
+        close(
+            tp.linalg.pinv(t(h), hermitian=True), np.linalg.pinv(wide(h), hermitian=True), dtype, scale=10000
+        )
+
+
+def test_pinv_tolerances_and_empty_inputs():
+    a = np.diag([4.0, 1.0, 1e-3])
+    ref = np.diag([0.25, 1.0, 0.0])
+    np.testing.assert_allclose(tp.linalg.pinv(t(a), atol=0.01).numpy(), ref, atol=1e-12)
+    np.testing.assert_allclose(tp.linalg.pinv(t(a), rtol=0.3).numpy(), np.diag([0.25, 0.0, 0.0]), atol=1e-12)
+    np.testing.assert_allclose(tp.linalg.pinv(t(a), 0.01).numpy(), ref, atol=1e-12)  # rcond, positional
+    np.testing.assert_allclose(tp.linalg.pinv(t(a), atol=t(np.array(0.01))).numpy(), ref, atol=1e-12)
+    np.testing.assert_allclose(tp.linalg.pinv(t(a), hermitian=True, atol=0.01).numpy(), ref, atol=1e-12)
+    assert tp.linalg.pinv(tp.zeros(2, 0, 3)).shape == (2, 3, 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matrix_rank_matches_numpy(dtype):
+    low = (randn(3, 6, 2, dtype=dtype) @ randn(3, 2, 5, dtype=dtype)).astype(dtype)  # rank 2
+    r = tp.linalg.matrix_rank(t(low))
+    assert r.dtype is tp.int64 and r.tolist() == [2, 2, 2]
+    assert tp.linalg.matrix_rank(t(randn(4, 4, dtype=dtype))).item() == 4
+    h = (low[0] @ mH(low[0])).astype(dtype)
+    # the same eps-relative tolerance as NumPy in the input's precision
+    assert tp.linalg.matrix_rank(t(h), hermitian=True).item() == np.linalg.matrix_rank(h, hermitian=True) == 2
+    d = np.diag([1.0, 0.5, 1e-3]).astype(dtype)
+    assert tp.linalg.matrix_rank(t(d), atol=0.01).item() == 2
+    assert tp.linalg.matrix_rank(t(d), rtol=0.6).item() == 1
+    assert tp.linalg.matrix_rank(t(d), 0.7).item() == 1  # tol: an absolute tolerance
+    assert tp.linalg.matrix_rank(tp.zeros(2, 0, 3)).tolist() == [0, 0]
+    with pytest.raises(
+        RuntimeError,
+        match="torch.linalg.matrix_rank: The input tensor input must have at least 2 dimensions.",
+    ):
+        tp.linalg.matrix_rank(tp.ones(3))
+
+
+# ---- matrix_power ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 5, 8, -1, -2, -3])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_matrix_power_matches_numpy(n, dtype):
+    a = (well_conditioned(2, 3, 3, dtype=dtype) / 3).astype(dtype)
+    r = tp.linalg.matrix_power(t(a), n)
+    assert r.shape == a.shape and r.dtype is TP[dtype]
+    close(r, np.linalg.matrix_power(wide(a), n), dtype, scale=10000)
+    close(tp.matrix_power(t(a), n), np.linalg.matrix_power(wide(a), n), dtype, scale=10000)
+    assert tp.linalg.matrix_power(t(a), 1).data_ptr() != t(a).data_ptr()
+
+
+def test_matrix_power_of_integers_and_errors():
+    a = np.array([[1, 1], [1, 0]], dtype=np.int64)  # Fibonacci
+    assert tp.linalg.matrix_power(t(a), 10).tolist() == np.linalg.matrix_power(a, 10).tolist()
+    assert tp.linalg.matrix_power(t(a), 0).tolist() == [[1, 0], [0, 1]]
+    with pytest.raises(RuntimeError, match="linalg.matrix_power: A must be batches of square matrices"):
+        tp.linalg.matrix_power(tp.ones(2, 3), 2)
+    with pytest.raises(
+        RuntimeError, match="linalg.inv: Expected a floating point or complex tensor as input. Got Long"
+    ):
+        tp.linalg.matrix_power(t(a), -1)
+    with pytest.raises(RuntimeError, match="linalg.inv: The diagonal element 1 is zero"):
+        tp.linalg.matrix_power(tp.zeros(2, 2), -1)
+
+
+# ---- norms -------------------------------------------------------------------------------------------------
+MATRIX_ORDS = ["fro", "nuc", np.inf, -np.inf, 1, -1, 2, -2]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("ord", MATRIX_ORDS, ids=str)
+def test_matrix_norm_matches_numpy(dtype, ord):
+    a = randn(2, 4, 3, dtype=dtype)
+    r = tp.linalg.matrix_norm(t(a), ord=ord)
+    ref = np.linalg.norm(wide(a), ord=ord, axis=(-2, -1))
+    assert r.shape == (2,) and r.dtype is (tp.float32 if dtype in (np.float32, np.complex64) else tp.float64)
+    close(r, ref, dtype, scale=1000)
+    # other dims, keepdim, and a transposed input
+    r = tp.linalg.matrix_norm(t(a), ord=ord, dim=(0, 2), keepdim=True)
+    ref = np.linalg.norm(wide(a), ord=ord, axis=(0, 2), keepdims=True)
+    assert r.shape == ref.shape
+    close(r, ref, dtype, scale=1000)
+    r = tp.linalg.matrix_norm(t(a).transpose(-1, -2), ord=ord, dim=(-1, -3))
+    close(r, np.linalg.norm(np.swapaxes(wide(a), -1, -2), ord=ord, axis=(-1, -3)), dtype, scale=1000)
+    close(tp.linalg.norm(t(a[0]), ord=ord), np.linalg.norm(wide(a[0]), ord=ord), dtype, scale=1000)
+
+
+def test_matrix_norm_dtype_and_errors():
+    a = randn(3, 3).astype(np.float32)
+    r = tp.linalg.matrix_norm(t(a), dtype=tp.float64)
+    assert r.dtype is tp.float64
+    np.testing.assert_allclose(r.item(), np.linalg.norm(a.astype(np.float64)), rtol=1e-12)
+    assert tp.linalg.matrix_norm(t(a), ord=2, dtype=tp.float64).dtype is tp.float64
+    assert tp.linalg.matrix_norm(tp.zeros(0, 3), ord=1).item() == 0.0
+    for ord, msg in [(3, "Order 3 not supported."), ("abc", "Order abc not supported.")]:
+        with pytest.raises(RuntimeError, match=f"^linalg.matrix_norm: {msg}$"):
+            tp.linalg.matrix_norm(t(a), ord=ord)
+    with pytest.raises(RuntimeError, match="^linalg.matrix_norm: dim must be a 2-tuple. Got 0$"):
+        tp.linalg.matrix_norm(t(a), dim=(0,))
+    with pytest.raises(RuntimeError, match=r"^linalg.matrix_norm: dims must be different. Got \(0, 0\)$"):
+        tp.linalg.matrix_norm(t(a), dim=(0, 0))
+    with pytest.raises(
+        RuntimeError, match="^linalg.matrix_norm: The input tensor A must have at least 2 dimensions.$"
+    ):
+        tp.linalg.matrix_norm(tp.ones(3))
+    with pytest.raises(RuntimeError, match="Expected a floating point or complex tensor as input. Got Long"):
+        tp.linalg.matrix_norm(tp.ones(3, 3, dtype=tp.int64))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("ord", [None, 2, 1, 3.5, 0, np.inf, -np.inf])
+def test_vector_norm_and_norm_match_numpy(dtype, ord):
+    x = randn(3, 4, 5, dtype=dtype)
+    vord = 2 if ord is None else ord
+    ref = np.linalg.norm(wide(x).reshape(-1), ord=vord)
+    close(tp.linalg.vector_norm(t(x), vord), ref, dtype, scale=1000)
+    close(
+        tp.linalg.vector_norm(t(x), vord, dim=1, keepdim=True),
+        np.linalg.norm(wide(x), ord=vord, axis=1, keepdims=True),
+        dtype,
+        scale=1000,
+    )
+    close(tp.linalg.norm(t(x), ord, dim=-1), np.linalg.norm(wide(x), ord=vord, axis=-1), dtype, scale=1000)
+    close(tp.linalg.norm(t(x[0, 0]), ord), np.linalg.norm(wide(x[0, 0]), ord=vord), dtype, scale=1000)
+    if ord is None:
+        close(tp.linalg.norm(t(x)), ref, dtype, scale=1000)  # every element, any rank
+
+
+def test_norm_errors():
+    with pytest.raises(
+        RuntimeError,
+        match="^linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got 3D.$",
+    ):
+        tp.linalg.norm(tp.ones(2, 2, 2), ord=2)
+    with pytest.raises(
+        RuntimeError,
+        match=r"^linalg.norm: If dim is specified, it must be of length 1 or 2. Got \[0, 1, 2\]$",
+    ):
+        tp.linalg.norm(tp.ones(2, 2, 2), dim=(0, 1, 2))
+    with pytest.raises(RuntimeError, match="linalg.vector_norm: Expected a floating point or complex tensor"):
+        tp.linalg.vector_norm(tp.ones(3, dtype=tp.int64))
+
+
+# ---- every op on meta, methods, the tensorplay namespace, threads, docs -----------------------------------
+def test_linalg_ops_run_on_meta_with_the_right_shapes():
+    m = tp.empty(2, 5, 3, device="meta")
+    s = tp.empty(2, 4, 4, device="meta")
+    assert tp.linalg.det(s).shape == (2,) and tp.linalg.slogdet(s)[1].shape == (2,)
+    assert tp.linalg.inv(s).shape == (2, 4, 4) and tp.linalg.cholesky(s).shape == (2, 4, 4)
+    assert tp.linalg.solve(s, tp.empty(4, device="meta")).shape == (2, 4)
+    Q, R = tp.linalg.qr(m)
+    assert Q.shape == (2, 5, 3) and R.shape == (2, 3, 3)
+    U, S, Vh = tp.linalg.svd(m)
+    assert U.shape == (2, 5, 5) and S.shape == (2, 3) and Vh.shape == (2, 3, 3)
+    assert tp.linalg.svdvals(m).shape == (2, 3)
+    w, V = tp.linalg.eigh(s)
+    assert w.shape == (2, 4) and V.shape == (2, 4, 4)
+    sol, res, rank, sv = tp.linalg.lstsq(m, tp.empty(2, 5, 2, device="meta"), driver="gelsd")
+    assert sol.shape == (2, 3, 2) and res.shape == (2, 2) and rank.shape == (2,) and sv.shape == (2, 3)
+    assert tp.linalg.pinv(m).shape == (2, 3, 5) and tp.linalg.matrix_rank(m).shape == (2,)
+    assert tp.linalg.matrix_power(s, -3).shape == (2, 4, 4)
+    assert tp.linalg.matrix_norm(m, "nuc").shape == (2,) and tp.linalg.norm(m, dim=(1, 2)).shape == (2,)
+    assert all(x.device.type == "meta" for x in (Q, R, U, S, Vh, w, V, sol))
+
+
+def test_aliases_are_methods_and_tp_linalg_is_reachable_from_tensorplay():
+    a = t(well_conditioned(3, 3))
+    assert a.det().item() == pytest.approx(np.linalg.det(a.numpy()))
+    close(a.inverse(), np.linalg.inv(a.numpy()), np.float64)
+    close(a.matrix_power(2), a.numpy() @ a.numpy(), np.float64)
+    close(a.pinverse(), np.linalg.pinv(a.numpy()), np.float64, scale=1000)
+    tensorplay = pytest.importorskip("tensorplay")
+    assert tensorplay.linalg.det is tp.linalg.det
+    assert tensorplay.linalg.inv(a).shape == (3, 3)
+
+
+def test_large_batches_use_threads_and_large_matrices_use_lapack_threads():
+    a = well_conditioned(120_000, 3, 3)  # 1.08M elements: many small matrices, spread over threads
+    close(tp.linalg.det(t(a)), np.linalg.det(a), np.float64)
+    close(tp.linalg.inv(t(a)), np.linalg.inv(a), np.float64)
+    big = well_conditioned(1024, 1024)  # one large matrix: OpenBLAS's threads inside LAPACK
+    inv = tp.linalg.inv(t(big)).numpy()
+    np.testing.assert_allclose(big @ inv, np.eye(1024), atol=1e-9)
+
+
+def test_results_do_not_depend_on_the_thread_count():
+    a = well_conditioned(500, 4, 4)
+    old = tp.get_num_threads()
+    try:
+        tp.set_num_threads(1)
+        one = tp.linalg.solve(t(a), t(np.ones((500, 4)))).numpy()
+        tp.set_num_threads(max(old, 2))
+        many = tp.linalg.solve(t(a), t(np.ones((500, 4)))).numpy()
+    finally:
+        tp.set_num_threads(old)
+    np.testing.assert_array_equal(one, many)
+
+
+def test_docstring_examples():
+    result = doctest.testmod(tp.linalg, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
+
+
+# ---- against PyTorch, when installed -----------------------------------------------------------------------
+def test_matches_torch_on_shapes_values_and_messages():
+    torch = pytest.importorskip("torch")
+    a, b = randn(2, 6, 3), randn(2, 6, 2)
+    for driver in ("gels", "gelsy", "gelsd", "gelss"):
+        ours = tp.linalg.lstsq(t(a), t(b), driver=driver)
+        theirs = torch.linalg.lstsq(torch.from_numpy(a), torch.from_numpy(b), driver=driver)
+        for x, y in zip(ours, theirs, strict=True):
+            assert tuple(x.shape) == tuple(y.shape)
+            np.testing.assert_allclose(x.numpy(), y.numpy(), rtol=1e-10, atol=1e-12)
+    s = randn(3, 4, 4)
+    for name in ("det", "inv", "pinv", "matrix_rank", "svdvals", "eigvalsh", "cholesky"):
+        x = hpd(3, 4, 4) if name in ("cholesky", "eigvalsh") else s
+        ours = getattr(tp.linalg, name)(t(x))
+        theirs = getattr(torch.linalg, name)(torch.from_numpy(x))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-9, atol=1e-12)
+    for ord in MATRIX_ORDS:
+        np.testing.assert_allclose(
+            tp.linalg.matrix_norm(t(s), ord).numpy(),
+            torch.linalg.matrix_norm(torch.from_numpy(s), ord).numpy(),
+            rtol=1e-12,
+        )
+    for fn, arg in [("inv", np.zeros((2, 3, 3))), ("cholesky", -np.eye(3)), ("det", np.zeros((3, 4)))]:
+        with pytest.raises(RuntimeError) as ours:
+            getattr(tp.linalg, fn)(t(arg))
+        with pytest.raises(RuntimeError) as theirs:
+            getattr(torch.linalg, fn)(torch.from_numpy(arg))
+        assert str(ours.value) == str(theirs.value)
