@@ -64,7 +64,20 @@ def wide(a):
 
 
 # ---- det, slogdet, logdet ----------------------------------------------------------------------------------
-SQUARE_SHAPES = [(1, 1), (3, 3), (5, 5), (2, 4, 4), (2, 3, 2, 2), (0, 0), (0, 3, 3), (2, 0, 0)]
+# Up to 16 x 16 the LU runs in our own unblocked kernel, above it in LAPACK (Note [Small LU], linalg_lu.cpp):
+# both sides of the threshold are here.
+SQUARE_SHAPES = [
+    (1, 1),
+    (3, 3),
+    (5, 5),
+    (2, 4, 4),
+    (2, 3, 2, 2),
+    (16, 16),
+    (2, 17, 17),
+    (0, 0),
+    (0, 3, 3),
+    (2, 0, 0),
+]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -185,6 +198,7 @@ SOLVE_CASES = [
     ((0, 0), (0, 2)),
     ((0, 3, 3), (3, 2)),
     ((3, 3), (3, 0)),
+    ((2, 20, 20), (20, 3)),
 ]
 
 

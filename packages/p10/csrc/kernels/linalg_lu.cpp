@@ -14,6 +14,60 @@ using namespace linalg;
 
 namespace {
 
+// Note [Small LU]
+//   A getrf call through OpenBLAS costs about a microsecond of fixed overhead, more than the whole factorisation
+//   of a 4x4 matrix, so batches of small matrices (3x3 transforms, 4x4 poses) were dominated by it. Matrices up
+//   to kSmallLU get this unblocked LU instead: LAPACK's getf2 algorithm with the same pivot choice (the first
+//   entry of largest |re| + |im| in the column, as i?amax picks it), the same 1-based pivots and the same info
+//   (the first exactly-zero pivot), so callers cannot tell the two apart.
+constexpr int kSmallLU = 16;
+
+template <typename T> real_t<T> abs1(T v) {
+  if constexpr (is_complex_dtype<T>) return std::abs(v.real()) + std::abs(v.imag());
+  else return std::abs(v);
+}
+
+template <typename T> void getf2_small(int n, T *a, int *ipiv, int *info) {
+  *info = 0;
+  for (int j = 0; j < n; ++j) {
+    T *col = a + int64_t(j) * n;
+    int p = j;
+    for (int i = j + 1; i < n; ++i)
+      if (abs1(col[i]) > abs1(col[p])) p = i;
+    ipiv[j] = p + 1;
+    if (col[p] != T(0)) {
+      if (p != j)
+        for (int c = 0; c < n; ++c) std::swap(a[p + int64_t(c) * n], a[j + int64_t(c) * n]);
+      const T inv = T(1) / col[j];
+      for (int i = j + 1; i < n; ++i) col[i] *= inv;
+    } else if (*info == 0) {
+      *info = j + 1;
+    }
+    for (int c = j + 1; c < n; ++c) {  // rank-1 update of the trailing matrix
+      T *dst = a + int64_t(c) * n;
+      const T f = dst[j];
+      if (f != T(0))
+        for (int i = j + 1; i < n; ++i) dst[i] -= col[i] * f;
+    }
+  }
+}
+
+// Solve A X = B from getf2_small's factors (LAPACK's getrs with trans='N'): B's row swaps, then L y = b with
+// unit-diagonal L, then U x = y. B is n x nrhs, column-major with leading dimension n.
+template <typename T> void getrs_small(int n, int nrhs, const T *lu, const int *ipiv, T *b) {
+  for (int c = 0; c < nrhs; ++c) {
+    T *x = b + int64_t(c) * n;
+    for (int i = 0; i < n; ++i)
+      if (ipiv[i] != i + 1) std::swap(x[i], x[ipiv[i] - 1]);
+    for (int j = 0; j < n; ++j)
+      for (int i = j + 1; i < n; ++i) x[i] -= lu[i + int64_t(j) * n] * x[j];
+    for (int j = n - 1; j >= 0; --j) {
+      x[j] /= lu[j + int64_t(j) * n];
+      for (int i = 0; i < j; ++i) x[i] -= lu[i + int64_t(j) * n] * x[j];
+    }
+  }
+}
+
 // Factor every matrix of `lu` (LAPACK layout, n x n, in place). Pivots go to piv (batch x n, 1-based as LAPACK
 // gives them) and LAPACK's info per matrix to infos (k > 0: U[k-1, k-1] is exactly zero).
 template <typename T>
@@ -22,7 +76,10 @@ void lu_factor(const Tensor &lu, int64_t batch, int n, std::vector<int> &piv, st
   infos.assign(size_t(batch), 0);
   T *base = lu.data<T>();
   for_each_matrix(batch, n, [&](int64_t b) {
-    lapack::getrf(n, n, base + b * int64_t(n) * n, std::max(n, 1), piv.data() + b * std::max(n, 1), &infos[b]);
+    T *a = base + b * int64_t(n) * n;
+    int *p = piv.data() + b * std::max(n, 1);
+    if (n <= kSmallLU) getf2_small(n, a, p, &infos[b]);
+    else lapack::getrf(n, n, a, std::max(n, 1), p, &infos[b]);
   });
 }
 
@@ -128,9 +185,17 @@ static std::tuple<Tensor, Tensor> inv_impl(const char *op, const Tensor &A, bool
       const int lwork = work_size(query);
       for_each_matrix(nb, n, [&](int64_t b) {
         if (infos[b] != 0) return;  // singular: nothing to invert (inv_ex reports it through info)
+        T *a = inv.data<T>() + b * int64_t(n) * n;
+        if (n <= kSmallLU) {  // Note [Small LU]: solve against the identity, then copy back over the factors
+          T eye[kSmallLU * kSmallLU] = {};
+          for (int i = 0; i < n; ++i) eye[i + i * n] = T(1);
+          getrs_small(n, n, a, piv.data() + b * n, eye);
+          std::copy(eye, eye + n * n, a);
+          return;
+        }
         std::vector<T> work(static_cast<size_t>(lwork));
         int ri;
-        lapack::getri(n, inv.data<T>() + b * int64_t(n) * n, n, piv.data() + b * n, work.data(), lwork, &ri);
+        lapack::getri(n, a, n, piv.data() + b * n, work.data(), lwork, &ri);
       });
     });
   }
@@ -187,9 +252,11 @@ static std::tuple<Tensor, Tensor> solve_impl(const char *op, const Tensor &A, co
       if (ki == 0) return;
       for_each_matrix(nb, ni, [&](int64_t b) {
         if (infos[b] != 0) return;
+        const T *a = lu.data<T>() + b * n * n;
+        T *x = X.data<T>() + b * n * k;
         int ri;
-        lapack::getrs('N', ni, ki, lu.data<T>() + b * n * n, ni, piv.data() + b * ni, X.data<T>() + b * n * k, ni,
-                      &ri);
+        if (ni <= kSmallLU) getrs_small(ni, ki, a, piv.data() + b * ni, x);  // Note [Small LU]
+        else lapack::getrs('N', ni, ki, a, ni, piv.data() + b * ni, x, ni, &ri);
       });
     });
   }
