@@ -752,3 +752,27 @@ def test_matches_torch_on_shapes_values_and_messages():
         with pytest.raises(RuntimeError) as theirs:
             getattr(torch.linalg, fn)(torch.from_numpy(arg))
         assert str(ours.value) == str(theirs.value)
+
+
+def test_out_arguments_are_written_and_resized():
+    a = well_conditioned(2, 3, 3)
+    out = tp.empty(2, 3, 3, dtype=tp.float64)
+    assert tp.linalg.inv(t(a), out=out) is out
+    close(out, np.linalg.inv(a), np.float64)
+    out = tp.empty(0, dtype=tp.float64)  # resized like PyTorch's out=
+    assert tp.linalg.det(t(a), out=out) is out and out.shape == (2,)
+    close(out, np.linalg.det(a), np.float64)
+    sign, logabs = tp.empty(0, dtype=tp.float64), tp.empty(0, dtype=tp.float64)
+    r = tp.linalg.slogdet(t(a), out=(sign, logabs))
+    assert r.sign is sign and r.logabsdet is logabs
+    close(logabs, np.linalg.slogdet(a)[1], np.float64)
+    w, V = tp.empty(2, 3, dtype=tp.float64), tp.empty(2, 3, 3, dtype=tp.float64)
+    h = hpd(2, 3, 3)
+    tp.linalg.eigh(t(h), out=(w, V))
+    close(w, np.linalg.eigvalsh(h), np.float64)
+    rank = tp.empty(2, dtype=tp.int64)
+    assert tp.linalg.matrix_rank(t(a), out=rank).tolist() == [3, 3]
+    with pytest.raises(RuntimeError, match="linalg.inv: Expected out tensor to have dtype"):
+        tp.linalg.inv(t(a), out=tp.empty(2, 3, 3))
+    with pytest.raises(TypeError, match="linalg.qr: out= must be a tuple of 2 tensors"):
+        tp.linalg.qr(t(a), out=tp.empty(0))
