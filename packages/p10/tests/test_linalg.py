@@ -169,9 +169,7 @@ def test_inv_of_a_singular_matrix_raises_naming_the_zero_pivot():
     ids=lambda f: f.__name__,
 )
 def test_square_matrix_ops_check_their_input(fn):
-    name = {"slogdet": "linalg.slogdet", "eigvalsh": "linalg.eigvalsh"}.get(
-        fn.__name__, f"linalg.{fn.__name__}"
-    )
+    name = {"slogdet": "linalg.slogdet", "eigvalsh": "linalg.eigh"}.get(fn.__name__, f"linalg.{fn.__name__}")
     with pytest.raises(
         RuntimeError, match=rf"^{name}: A must be batches of square matrices, but they are 2 by 3 matrices$"
     ):

@@ -71,7 +71,7 @@ static Tensor cholesky_solve(const Tensor &B, const Tensor &factor, bool upper) 
   TP_CHECK(B.dtype() == factor.dtype(), Runtime, op, ": Expected b and A to have the same dtype, but found b of type ",
            torch_dtype_name(B.dtype()), " and A of type ", torch_dtype_name(factor.dtype()), " instead.");
   const int64_t n = factor.size(-1), k = B.size(-1);
-  TP_CHECK(B.size(-2) == n, Runtime, op, ": Incompatible matrix sizes for cholesky_solve: each A matrix is ", n,
+  TP_CHECK(B.size(-2) == n, Runtime, "Incompatible matrix sizes for cholesky_solve: each A matrix is ", n,
            " by ", n, " but each b matrix is ", B.size(-2), " by ", k);
   const Shape batch = broadcast_shapes(batch_shape(B), batch_shape(factor), op);
   const int64_t nb = shape_numel(batch);

@@ -29,7 +29,7 @@ Tensor tolerance(const Tensor &A, const Tensor &s_max, const std::optional<Tenso
   const ScalarType real = to_real(A.dtype());
   for (const auto *t : {&atol_in, &rtol_in})
     TP_CHECK(!*t || !is_complex((*t)->dtype()), Runtime, op, ": ", t == &atol_in ? "atol" : "rtol",
-             " tensor of complex type is not supported.");
+             " tensor of complex type is not supported. Got ", torch_dtype_name((*t)->dtype()));
   Tensor atol = atol_in ? to_dtype(*atol_in, real) : scalar_tensor(0, real, A.device());
   Tensor rtol;
   if (rtol_in) {

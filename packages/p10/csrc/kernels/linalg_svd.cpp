@@ -153,7 +153,7 @@ static std::tuple<Tensor, Tensor> linalg_eigh(const Tensor &A, std::string UPLO)
   return eigh_impl("linalg.eigh", A, UPLO, true);
 }
 static Tensor linalg_eigvalsh(const Tensor &A, std::string UPLO) {
-  return std::get<0>(eigh_impl("linalg.eigvalsh", A, UPLO, false));
+  return std::get<0>(eigh_impl("linalg.eigh", A, UPLO, false));  // PyTorch names it eigh too
 }
 
 TP_LIBRARY(linalg_svd) {
