@@ -55,6 +55,8 @@ template <typename T> void getf2_small(int n, T *a, int *ipiv, int *info) {
 // Solve A X = B from getf2_small's factors (LAPACK's getrs with trans='N'): B's row swaps, then L y = b with
 // unit-diagonal L, then U x = y. B is n x nrhs, column-major with leading dimension n.
 template <typename T> void getrs_small(int n, int nrhs, const T *lu, const int *ipiv, T *b) {
+  T inv_diag[kSmallLU];  // one division per row instead of one per row and column (as OpenBLAS's trsm does)
+  for (int j = 0; j < n; ++j) inv_diag[j] = T(1) / lu[j + int64_t(j) * n];
   for (int c = 0; c < nrhs; ++c) {
     T *x = b + int64_t(c) * n;
     for (int i = 0; i < n; ++i)
@@ -62,7 +64,7 @@ template <typename T> void getrs_small(int n, int nrhs, const T *lu, const int *
     for (int j = 0; j < n; ++j)
       for (int i = j + 1; i < n; ++i) x[i] -= lu[i + int64_t(j) * n] * x[j];
     for (int j = n - 1; j >= 0; --j) {
-      x[j] /= lu[j + int64_t(j) * n];
+      x[j] *= inv_diag[j];
       for (int i = 0; i < j; ++i) x[i] -= lu[i + int64_t(j) * n] * x[j];
     }
   }
@@ -187,7 +189,8 @@ static std::tuple<Tensor, Tensor> inv_impl(const char *op, const Tensor &A, bool
         if (infos[b] != 0) return;  // singular: nothing to invert (inv_ex reports it through info)
         T *a = inv.data<T>() + b * int64_t(n) * n;
         if (n <= kSmallLU) {  // Note [Small LU]: solve against the identity, then copy back over the factors
-          T eye[kSmallLU * kSmallLU] = {};
+          T eye[kSmallLU * kSmallLU];
+          std::fill(eye, eye + n * n, T(0));
           for (int i = 0; i < n; ++i) eye[i + i * n] = T(1);
           getrs_small(n, n, a, piv.data() + b * n, eye);
           std::copy(eye, eye + n * n, a);
