@@ -145,7 +145,8 @@ template <typename F> void for_each_matrix(int64_t batch, int64_t n, const F &f)
 // negative one too when `msg_negative` (SVD reports non-finite input that way); otherwise a negative info is
 // an illegal argument, a bug on our side.
 template <typename Msg>
-void check_infos(const char *op, const std::vector<int> &infos, bool batched, const Msg &msg, bool msg_negative = false) {
+void check_infos(const char *op, const std::vector<int> &infos, bool batched, const Msg &msg,
+                 bool msg_negative = false) {
   for (size_t b = 0; b < infos.size(); ++b) {
     int info = infos[b];
     if (info == 0) continue;

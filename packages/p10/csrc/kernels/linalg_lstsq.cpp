@@ -25,8 +25,9 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor &A, 
   TP_CHECK(A.dim() >= 2, Runtime, op, ": input must have at least 2 dimensions.");
   TP_CHECK(B.dim() >= 1, Runtime, op, ": other must have at least 1 dimension.");
   check_dtype(op, A);
-  TP_CHECK(A.dtype() == B.dtype(), Runtime, op, ": Expected input and other to have the same dtype, but got input's dtype ",
-           torch_dtype_name(A.dtype()), " and other's dtype ", torch_dtype_name(B.dtype()));
+  TP_CHECK(A.dtype() == B.dtype(), Runtime, op,
+           ": Expected input and other to have the same dtype, but got input's dtype ", torch_dtype_name(A.dtype()),
+           " and other's dtype ", torch_dtype_name(B.dtype()));
   const int64_t dim_diff = A.dim() - B.dim();
   TP_CHECK(dim_diff == 0 || dim_diff == 1, Runtime, op,
            ": input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1");
@@ -76,11 +77,14 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor &A, 
       T q;
       int qinfo, qrank, iq = 1;
       std::vector<int> jq(static_cast<size_t>(n));
-      std::vector<R> sq(static_cast<size_t>(mn)), rq(static_cast<size_t>(std::max<int64_t>(1, 10 * rows + 2 * rows * k + 64 * mn)));
+      std::vector<R> sq(static_cast<size_t>(mn));
+      std::vector<R> rq(static_cast<size_t>(std::max<int64_t>(1, 10 * rows + 2 * rows * k + 64 * mn)));
       T *f0 = F.data<T>(), *x0 = X.data<T>();
       if (drv == "gels") lapack::gels('N', mi, ni, ki, f0, mi, x0, ldb, &q, -1, &qinfo);
-      else if (drv == "gelsy") lapack::gelsy(mi, ni, ki, f0, mi, x0, ldb, jq.data(), rc, &qrank, &q, -1, rq.data(), &qinfo);
-      else if (drv == "gelsd") lapack::gelsd(mi, ni, ki, f0, mi, x0, ldb, sq.data(), rc, &qrank, &q, -1, rq.data(), &iq, &qinfo);
+      else if (drv == "gelsy")
+        lapack::gelsy(mi, ni, ki, f0, mi, x0, ldb, jq.data(), rc, &qrank, &q, -1, rq.data(), &qinfo);
+      else if (drv == "gelsd")
+        lapack::gelsd(mi, ni, ki, f0, mi, x0, ldb, sq.data(), rc, &qrank, &q, -1, rq.data(), &iq, &qinfo);
       else lapack::gelss(mi, ni, ki, f0, mi, x0, ldb, sq.data(), rc, &qrank, &q, -1, rq.data(), &qinfo);
       const int lwork = work_size(q);
       // gelsd's query returns the real workspace it needs in rwork[0] (complex) and iwork in iq.
@@ -115,7 +119,8 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor &A, 
     full_rank = false;  // no right-hand side: LAPACK is not called, rank stays 0 as in PyTorch's empty path
   }
   if (m > n && drv != "gelsy" && full_rank) {  // squared norms of rows n..m-1 of each column
-    residuals = call_op<Tensor>(TP_OP("full"), with_vector(batch, k), Scalar(0), std::optional(real), std::optional(dev));
+    residuals = call_op<Tensor>(TP_OP("full"), with_vector(batch, k), Scalar(0), std::optional(real),
+                                std::optional(dev));
     dispatch_lapack(A.dtype(), [&]<typename T>() {
       using R = real_t<T>;
       const T *x0 = X.data<T>();

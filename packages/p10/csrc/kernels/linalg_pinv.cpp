@@ -22,6 +22,17 @@ Tensor scalar_tensor(double v, ScalarType dt, Device dev) {
 }
 Tensor to_dtype(const Tensor &t, ScalarType dt) { return t.dtype() == dt ? t : cast_to(t, dt); }
 Tensor unsqueeze_last(const Tensor &t) { return call_op<Tensor>(TP_OP("unsqueeze"), t, int64_t(-1)); }
+Tensor amax_last(const Tensor &t) {
+  return call_op<Tensor>(TP_OP("amax"), t, std::optional<std::vector<int64_t>>(std::vector<int64_t>{-1}), true);
+}
+
+// 1 / s where size > tol, else 0, shaped (..., 1, k) and in `dtype` to scale the columns of a matrix.
+Tensor invert_above(const Tensor &size, const Tensor &s, const Tensor &tol, ScalarType dtype) {
+  Tensor zero = scalar_tensor(0, s.dtype(), s.device());
+  Tensor r = call_op<Tensor>(TP_OP("where"), call_op<Tensor>(TP_OP("gt"), size, tol), op1(TP_OP("reciprocal"), s),
+                             zero);
+  return to_dtype(call_op<Tensor>(TP_OP("unsqueeze"), r, int64_t(-2)), dtype);
+}
 
 // max(atol, rtol * s_max) per matrix, shaped (..., 1) to compare with (..., k) singular values.
 Tensor tolerance(const Tensor &A, const Tensor &s_max, const std::optional<Tensor> &atol_in,
@@ -57,24 +68,19 @@ static Tensor linalg_pinv(const Tensor &A, std::optional<Tensor> atol, std::opti
     std::swap(s[s.size() - 1], s[s.size() - 2]);
     return empty_tensor(s, A.dtype(), A.device());
   }
-  const ScalarType real = to_real(A.dtype());
-  Tensor zero = scalar_tensor(0, real, A.device());
   if (!hermitian) {  // A = U S Vh  =>  A^+ = V S^+ U^H
     auto [U, S, Vh] = call_op<std::tuple<Tensor, Tensor, Tensor>>(TP_OP("linalg_svd"), A, false,
                                                                     std::optional<std::string>());
     Tensor s_max = call_op<Tensor>(TP_OP("narrow"), S, int64_t(-1), int64_t(0), int64_t(1));  // S is descending
     Tensor tol = tolerance(A, s_max, atol, rtol, op);
-    Tensor s_inv = call_op<Tensor>(TP_OP("where"), call_op<Tensor>(TP_OP("gt"), S, tol), op1(TP_OP("reciprocal"), S), zero);
-    s_inv = to_dtype(call_op<Tensor>(TP_OP("unsqueeze"), s_inv, int64_t(-2)), A.dtype());
+    Tensor s_inv = invert_above(S, S, tol, A.dtype());
     return matmul(call_op<Tensor>(TP_OP("mul"), mH(Vh), s_inv), mH(U));
   }
   // A = U diag(w) U^H  =>  A^+ = U diag(w^+) U^H, where w^+ inverts the eigenvalues with |w| above the tolerance
   auto [w, U] = call_op<std::tuple<Tensor, Tensor>>(TP_OP("linalg_eigh"), A, std::string("L"));
   Tensor w_abs = op1(TP_OP("abs"), w);
-  Tensor s_max = call_op<Tensor>(TP_OP("amax"), w_abs, std::optional<std::vector<int64_t>>(std::vector<int64_t>{-1}), true);
-  Tensor tol = tolerance(A, s_max, atol, rtol, op);
-  Tensor w_inv = call_op<Tensor>(TP_OP("where"), call_op<Tensor>(TP_OP("gt"), w_abs, tol), op1(TP_OP("reciprocal"), w), zero);
-  w_inv = to_dtype(call_op<Tensor>(TP_OP("unsqueeze"), w_inv, int64_t(-2)), A.dtype());
+  Tensor tol = tolerance(A, amax_last(w_abs), atol, rtol, op);
+  Tensor w_inv = invert_above(w_abs, w, tol, A.dtype());
   return matmul(call_op<Tensor>(TP_OP("mul"), U, w_inv), mH(U));
 }
 
@@ -93,8 +99,7 @@ static Tensor linalg_matrix_rank(const Tensor &A, std::optional<Tensor> atol, st
                            std::optional(A.device()));
   Tensor S = hermitian ? op1(TP_OP("abs"), call_op<Tensor>(TP_OP("linalg_eigvalsh"), A, std::string("L")))
                        : call_op<Tensor>(TP_OP("linalg_svdvals"), A, std::optional<std::string>());
-  Tensor s_max = call_op<Tensor>(TP_OP("amax"), S, std::optional<std::vector<int64_t>>(std::vector<int64_t>{-1}), true);
-  Tensor tol = tolerance(A, s_max, atol, rtol, op);
+  Tensor tol = tolerance(A, amax_last(S), atol, rtol, op);
   return call_op<Tensor>(TP_OP("count_nonzero"), call_op<Tensor>(TP_OP("gt"), S, tol),
                          std::optional<std::vector<int64_t>>(std::vector<int64_t>{-1}));
 }
