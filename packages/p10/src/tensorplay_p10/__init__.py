@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import scipy_openblas32 as _openblas  # noqa: F401  loads libscipy_openblas.so before _C needs it (CMakeLists)
 
-from . import library, ops, random, return_types
+from . import library, linalg, ops, random, return_types
 from ._C import get_num_threads, set_num_threads
 from ._device import device
 from ._dtype import (
@@ -182,6 +182,7 @@ __all__ = [
     "tensordot",
     "interpolate",
     "library",
+    "linalg",
     "nonzero",
     "unique",
     "unique_consecutive",
