@@ -413,7 +413,7 @@ def test_errors():
         (lambda: tp.conv2d(x, tp.ones(6, 4, 3, 3), dilation=3), "Kernel size: \\(7 x 7\\)"),
         (lambda: tp.conv2d(x, tp.ones(6, 4, 3, 3), padding=-1), "negative padding is not supported"),
         (lambda: tp.conv2d(x, tp.ones(6, 4, 3, 3), stride=0), "non-positive stride is not supported"),
-        (lambda: tp.conv2d(x, tp.ones(6, 4, 3, 3), dilation=0), "dilation should be greater than zero"),
+        (lambda: tp.conv2d(x, tp.ones(6, 4, 3, 3), dilation=0), "non-positive dilation is not supported"),
         (
             lambda: tp.conv2d(tp.ones(5, 5), w),
             "Expected 3D \\(unbatched\\) or 4D \\(batched\\) input to conv2d, but "
@@ -453,15 +453,38 @@ def test_errors():
             "output padding must be smaller than either stride or dilation",
         ),
         (lambda: tp.conv_transpose2d(x, tp.ones(4, 2, 3, 3), output_padding=-1), "negative output_padding"),
-        (lambda: tp.conv_transpose2d(x, tp.ones(4, 2, 3, 3), padding=4), "Output size is too small"),
         (
-            lambda: tp.conv2d(tp.ones(2, 4, 5, 5, dtype=tp.int64), tp.ones(6, 4, 3, 3, dtype=tp.int64)),
-            "expected a floating point or complex input, but got int64",
+            lambda: tp.conv_transpose2d(x, tp.ones(4, 2, 3, 3), padding=4),
+            "Given input size per channel: \\(5 x 5\\). Calculated output size per channel: \\(-1 x -1\\). "
+            "Output size is too small",
+        ),
+        (
+            lambda: tp.conv_transpose1d(tp.ones(1, 4, 5), tp.ones(4, 2, 3), output_padding=1),
+            "but got output_padding_height: 0 output_padding_width: 1 stride_height: 1 stride_width: 1 "
+            "dilation_height: 1 dilation_width: 1",
         ),
     ]
     for fn, msg in cases:
         with pytest.raises(RuntimeError, match=msg):
             fn()
+    with pytest.raises(TypeError, match="convolution: not implemented for dtype 'bool'"):
+        tp.conv2d(tp.ones(1, 1, 3, 3, dtype=tp.bool), tp.ones(1, 1, 2, 2, dtype=tp.bool))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8"])
+def test_integer_convolutions(dtype):
+    # PyTorch's CPU convolution takes integer dtypes too: exact sums in int64, wrapping to narrow types
+    x = rng.integers(0, 100, (2, 4, 6, 5))
+    w = rng.integers(-3, 4, (4, 2, 3, 2))
+    b = rng.integers(-5, 5, 4)
+    np_dtype = np.dtype(dtype)
+    got = tp.conv2d(T(x, dtype), T(w, dtype), T(b, dtype), 1, 1, 1, 2)
+    assert got.dtype == getattr(tp, dtype)
+    want = ref_conv(x.astype(np_dtype), w.astype(np_dtype), b.astype(np_dtype), 1, 1, 1, 2)
+    np.testing.assert_array_equal(got.numpy(), np.round(want).astype(np.int64).astype(np_dtype))
+    got = tp.conv_transpose2d(T(x, dtype), T(w, dtype), None, 2, 1, 1, 2)
+    want = ref_conv_transpose(x.astype(np_dtype), w.astype(np_dtype), None, 2, 1, 1, 2)
+    np.testing.assert_array_equal(got.numpy(), np.round(want).astype(np.int64).astype(np_dtype))
 
 
 # ---- im2col / col2im (F.unfold / F.fold) -------------------------------------------------------------------
@@ -500,6 +523,16 @@ def test_im2col_and_col2im(k, dl, p, s, dtype):
         wf,
         0,
     )
+
+
+def test_bool_fold_is_a_logical_or():
+    x = rng.integers(0, 2, (2, 3, 6, 5)).astype(bool)
+    cols = tp.im2col(tp.tensor(x), (2, 3), 1, 1, 1)
+    assert cols.dtype == tp.bool
+    np.testing.assert_array_equal(cols.numpy(), ref_unfold(x, (2, 3), (1, 1), (1, 1), (1, 1)) != 0)
+    folded = tp.col2im(cols, (6, 5), (2, 3), 1, 1, 1)
+    want = ref_fold(cols.numpy().astype(np.float64), (6, 5), (2, 3), (1, 1), (1, 1), (1, 1)) != 0
+    np.testing.assert_array_equal(folded.numpy(), want)
 
 
 def test_im2col_ints_and_fold_counts():
@@ -543,7 +576,14 @@ def test_im2col_col2im_errors():
             "expected size of input's dimension 2 to match "
             "the calculated number of sliding blocks 4 \\* 4 = 16, but got input.size\\(2\\)=15",
         ),
-        (lambda: tp.col2im(tp.ones(1, 8, 16), (1, 1), 2, 1, 0, 1), "which is too small \\(non-positive\\)"),
+        (
+            lambda: tp.col2im(tp.ones(1, 8, 16), (1, 1), 2, 1, 0, 1),
+            "calculated number of sliding blocks 0 \\* 0 = 0, but got input.size\\(2\\)=16",
+        ),
+        (
+            lambda: tp.col2im(tp.ones(1, 8, 16), (0, 5), 2, 1, 0, 1),
+            "Expected output spatial size to be positive",
+        ),
         (lambda: tp.col2im(tp.ones(8), (5, 5), 2, 1, 0, 1), "Expected 2D or 3D \\(batch mode\\) tensor"),
     ]
     for fn, msg in cases:

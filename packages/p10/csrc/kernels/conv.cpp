@@ -9,7 +9,6 @@
 
 #include "dispatch/kernel_box.h"
 #include "kernels/blas.h"
-#include "kernels/cast.h"
 #include "kernels/im2col.h"
 #include "loop/parallel.h"
 #include "loop/tensor_iterator.h"
@@ -26,6 +25,8 @@ namespace tp::p10 {
 //   Where the window is the identity (1x1 kernel, stride 1, no padding) im2col and col2im are skipped and the
 //   GEMM reads and writes the tensors directly. The bias, when given, is written into the output first and the
 //   GEMM adds onto it (beta = 1). Half and bfloat16 convolve in float32 (opmath) and round once at the end.
+//   float32/64 and complex products run in OpenBLAS; integer dtypes (which PyTorch's CPU convolution also
+//   accepts) in the reference GEMM, accumulating in int64.
 
 namespace {
 
@@ -45,6 +46,18 @@ std::string cross_str(const std::vector<int64_t> &v) {
   return s + ")";
 }
 
+// "stride_height: 1 stride_width: 2": PyTorch's spelling of per-dim values in transposed-convolution errors
+// (a 1-D convolution runs as 2-D there, so it names a height of 0 padding / 1 stride or dilation too).
+std::string per_dim_str(const char *name, const std::vector<int64_t> &v) {
+  static const char *dim_names[] = {"depth", "height", "width"};
+  std::vector<int64_t> w = v;
+  if (w.size() == 1) w.insert(w.begin(), std::string(name) == "output_padding" ? 0 : 1);
+  std::string s;
+  for (size_t i = 0; i < w.size(); ++i)
+    s += (i ? " " : "") + std::string(name) + "_" + dim_names[3 - w.size() + i] + ": " + std::to_string(w[i]);
+  return s;
+}
+
 // A per-dim argument: one value means the same for every spatial dim (PyTorch's expand_param_if_needed).
 std::vector<int64_t> expand_param(const std::vector<int64_t> &v, const char *name, int64_t dims) {
   if (v.size() == 1) return std::vector<int64_t>(size_t(dims), v[0]);
@@ -59,7 +72,7 @@ void check_conv_args(const Tensor &input, const Tensor &weight, const Tensor &bi
   for (int64_t p : a.padding) TP_CHECK(p >= 0, Runtime, "negative padding is not supported");
   for (int64_t p : a.output_padding) TP_CHECK(p >= 0, Runtime, "negative output_padding is not supported");
   for (int64_t s : a.stride) TP_CHECK(s > 0, Runtime, "non-positive stride is not supported");
-  for (int64_t d : a.dilation) TP_CHECK(d > 0, Runtime, "dilation should be greater than zero");
+  for (int64_t d : a.dilation) TP_CHECK(d > 0, Runtime, "non-positive dilation is not supported");
   TP_CHECK(a.groups > 0, Runtime, "non-positive groups is not supported");
   TP_CHECK(input.dim() == k, Runtime, "Expected ", k, "-dimensional input for ", k, "-dimensional weight ",
            shape_str(weight.sizes()), ", but got ", input.dim(), "-dimensional input of size ",
@@ -77,10 +90,12 @@ void check_conv_args(const Tensor &input, const Tensor &weight, const Tensor &bi
     TP_CHECK(input.size(1) == weight.size(0), Runtime, "Given transposed=1, weight of size ",
              shape_str(weight.sizes()), ", expected input", shape_str(input.sizes()), " to have ", weight.size(0),
              " channels, but got ", input.size(1), " channels instead");
+    bool fits = true;
     for (int64_t i = 0; i < a.dims; ++i)
-      TP_CHECK(a.output_padding[i] < a.stride[i] || a.output_padding[i] < a.dilation[i], Runtime,
-               "output padding must be smaller than either stride or dilation, but got output_padding=",
-               list_str(a.output_padding), ", stride=", list_str(a.stride), ", dilation=", list_str(a.dilation));
+      fits = fits && (a.output_padding[i] < a.stride[i] || a.output_padding[i] < a.dilation[i]);
+    TP_CHECK(fits, Runtime, "output padding must be smaller than either stride or dilation, but got ",
+             per_dim_str("output_padding", a.output_padding), " ", per_dim_str("stride", a.stride), " ",
+             per_dim_str("dilation", a.dilation));
   }
   TP_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == out_channels), Runtime, "Given weight of size ",
            shape_str(weight.sizes()), ", expected bias to be 1-dimensional with ", out_channels,
@@ -101,8 +116,7 @@ void check_conv_args(const Tensor &input, const Tensor &weight, const Tensor &bi
   TP_CHECK(!bias.defined() || bias.dtype() == input.dtype(), Runtime, "Input type (",
            scalar_type_name(input.dtype()), ") and bias type (", scalar_type_name(bias.dtype()),
            ") should be the same");
-  TP_CHECK(is_floating(input.dtype()) || is_complex(input.dtype()), Runtime, "convolution: expected a floating "
-           "point or complex input, but got ", scalar_type_name(input.dtype()));
+  if (input.dtype() == ScalarType::Bool) throw_unsupported_dtype("convolution", ScalarType::Bool);
 }
 
 // The window of one sample (Note [Window geometry]): for a plain convolution the input is the image and the
@@ -220,8 +234,8 @@ static Tensor convolution(const Tensor &input, const Tensor &weight, const Tenso
   const ScalarType ct = dt == ScalarType::Float16 || dt == ScalarType::BFloat16 ? ScalarType::Float32 : dt;
   Tensor x = contiguous_as(input, ct), w = contiguous_as(weight, ct), b = contiguous_as(bias, ct);
   Tensor o = ct == dt ? out : empty_tensor(shape, ct, input.device());
-  TP_DISPATCH_FLOATING_AND_COMPLEX(ct, "convolution", [&]<typename T>() {
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || is_complex_dtype<T>)
+  TP_DISPATCH_ALL(ct, "convolution", [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, Half> && !std::is_same_v<T, BFloat16>)
       conv_compute<T>(x, w, b, o, a);
   });
   if (o.impl() != out.impl()) call_op<Tensor>(TP_OP("copy_"), out, o, false);

@@ -94,9 +94,11 @@ template <typename T> void col2im_loop(const T *col, T *x, const WindowGeometry 
   });
 }
 
+// Every dtype: col2im on bool sums as PyTorch's fold does, true + true staying true (a logical or).
 #define TP_INSTANTIATE_WINDOW_LOOPS(T)                                       \
   template void im2col_loop<T>(const T *, T *, const WindowGeometry &);     \
   template void col2im_loop<T>(const T *, T *, const WindowGeometry &);
+TP_INSTANTIATE_WINDOW_LOOPS(bool)
 TP_INSTANTIATE_WINDOW_LOOPS(uint8_t)
 TP_INSTANTIATE_WINDOW_LOOPS(int8_t)
 TP_INSTANTIATE_WINDOW_LOOPS(int16_t)
@@ -179,14 +181,8 @@ static Tensor im2col(const Tensor &self, std::vector<int64_t> kernel_size, std::
   if (!self.device().is_meta() && out.numel() > 0) {
     Tensor x = call_op<Tensor>(TP_OP("contiguous"), self);
     TP_DISPATCH_ALL(x.dtype(), "im2col", [&]<typename T>() {
-      if constexpr (std::is_same_v<T, bool>) {  // a copy of bytes: run it as uint8
-        for (int64_t i = 0; i < n; ++i)
-          im2col_loop(reinterpret_cast<const uint8_t *>(x.data<T>()) + i * c * g.in_numel(),
-                      reinterpret_cast<uint8_t *>(out.data<T>()) + i * g.col_rows() * g.out_numel(), g);
-      } else {
-        for (int64_t i = 0; i < n; ++i)
-          im2col_loop(x.data<T>() + i * c * g.in_numel(), out.data<T>() + i * g.col_rows() * g.out_numel(), g);
-      }
+      for (int64_t i = 0; i < n; ++i)
+        im2col_loop(x.data<T>() + i * c * g.in_numel(), out.data<T>() + i * g.col_rows() * g.out_numel(), g);
     });
   }
   return batched ? out : drop_batch(out);
@@ -208,28 +204,21 @@ static Tensor col2im(const Tensor &self, std::vector<int64_t> output_size, std::
   const int64_t n = batched ? self.size(0) : 1, rows = self.size(-2), length = self.size(-1);
   TP_CHECK(rows % (k[0] * k[1]) == 0, Runtime, "Expected size of input's dimension 1 to be divisible by the "
            "product of kernel_size, but got input.size(1)=", rows, " and kernel_size=", pair_str(k), ".");
+  TP_CHECK(o[0] > 0 && o[1] > 0, Runtime, "Expected output spatial size to be positive, but got: output_size=",
+           pair_str(o), ".");
+  // A window larger than the padded output counts 0 blocks, which no input (its length is > 0) matches.
   const WindowGeometry g = geometry_2d(rows / (k[0] * k[1]), o[0], o[1], k, d, p, s);
-  const int64_t bh = (o[0] + 2 * p[0] - d[0] * (k[0] - 1) - 1) / s[0] + 1,
-                bw = (o[1] + 2 * p[1] - d[1] * (k[1] - 1) - 1) / s[1] + 1;
-  const std::string args = "Given output_size=" + pair_str(o) + ", kernel_size=" + pair_str(k) +
-                           ", dilation=" + pair_str(d) + ", padding=" + pair_str(p) + ", stride=" + pair_str(s);
-  TP_CHECK(g.out[1] >= 1 && g.out[2] >= 1 && bh >= 1 && bw >= 1, Runtime, args,
-           ", calculated shape of the array of sliding blocks as (", bh, ", ", bw,
-           "), which is too small (non-positive)");
-  TP_CHECK(length == g.out_numel(), Runtime, args, ", expected size of input's dimension 2 to match the "
-           "calculated number of sliding blocks ", g.out[1], " * ", g.out[2], " = ", g.out_numel(),
-           ", but got input.size(2)=", length, ".");
+  TP_CHECK(length == g.out_numel(), Runtime, "Given output_size=", pair_str(o), ", kernel_size=", pair_str(k),
+           ", dilation=", pair_str(d), ", padding=", pair_str(p), ", stride=", pair_str(s),
+           ", expected size of input's dimension 2 to match the calculated number of sliding blocks ", g.out[1],
+           " * ", g.out[2], " = ", g.out_numel(), ", but got input.size(2)=", length, ".");
   Tensor out = call_op<Tensor>(TP_OP("full"), Shape{n, g.channels, o[0], o[1]}, Scalar(int64_t(0)),
                                std::optional<ScalarType>(self.dtype()), std::optional<Device>(self.device()));
   if (!self.device().is_meta() && out.numel() > 0) {
     Tensor col = call_op<Tensor>(TP_OP("contiguous"), self);
     TP_DISPATCH_ALL(col.dtype(), "col2im", [&]<typename T>() {
-      if constexpr (std::is_same_v<T, bool>) {
-        throw_unsupported_dtype("col2im", ScalarType::Bool);
-      } else {
-        for (int64_t i = 0; i < n; ++i)
-          col2im_loop(col.data<T>() + i * rows * length, out.data<T>() + i * g.channels * g.in_numel(), g);
-      }
+      for (int64_t i = 0; i < n; ++i)
+        col2im_loop(col.data<T>() + i * rows * length, out.data<T>() + i * g.channels * g.in_numel(), g);
     });
   }
   return batched ? out : drop_batch(out);
