@@ -2,10 +2,13 @@
 // the named ops that call it: conv1d/2d/3d (padding as numbers or 'same'/'valid') and conv_transpose1d/2d/3d.
 //
 // Where it sits: the one kernel with real work is `convolution` (CPU and Meta). Per sample it is one im2col
-// (kernels/im2col.h) and one GEMM through gemm_batched (kernels/blas.h, OpenBLAS for float32/64): Note
+// (kernels/im2col.h) and one GEMM per group through OpenBLAS or the reference GEMM (kernels/blas.h): Note
 // [Convolution as GEMM]. The named ops are Composites (STYLE.md rule 2): they add and remove the batch dim of
 // unbatched inputs and turn 'same' into numbers, so autograd will only ever need a formula for `convolution`.
+#include <cblas.h>
+
 #include <algorithm>
+#include <memory>
 
 #include "dispatch/kernel_box.h"
 #include "kernels/blas.h"
@@ -19,7 +22,8 @@ namespace tp::p10 {
 //   A convolution of input [N, C, in...] with weight [O, C / G, k...] in G groups is, for one sample, the
 //   product  out[g] (O/G x L) = weight[g] (O/G x (C/G * K)) @ col[g] ((C/G * K) x L)  for each group g, where
 //   col = im2col(input[n]) (Note [Window geometry]), K = prod(k) and L the number of output positions. The
-//   groups' rows of col are consecutive, so all G products are one batched GEMM over 3-D views: no copies.
+//   groups' rows of col, and their weights and outputs, are consecutive blocks: each product reads and writes
+//   its block in place, without copies.
 //   A transposed convolution is the adjoint: col[g] = weight[g]^T @ input[n][g], then col2im adds the columns
 //   onto the output (weight [C, O / G, k...] is read transposed in place; BLAS takes the flag).
 //   Where the window is the identity (1x1 kernel, stride 1, no padding) im2col and col2im are skipped and the
@@ -144,11 +148,6 @@ bool is_identity_window(const WindowGeometry &g) {
          g.pad == std::array<int64_t, 3>{0, 0, 0} && g.in == g.out;
 }
 
-// A strided 3-D view (what gemm_batched takes) of a contiguous tensor's memory.
-Tensor view3(const Tensor &t, int64_t offset, Shape sizes, Shape strides) {
-  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset() + offset);
-}
-
 // out [N, O, L...] = bias[o] everywhere (the GEMMs then add onto it), or 0 without a bias.
 template <typename T> void fill_bias(T *out, const T *bias, int64_t batch, int64_t channels, int64_t length) {
   parallel_for(0, batch * channels, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(length, 1)),
@@ -158,40 +157,101 @@ template <typename T> void fill_bias(T *out, const T *bias, int64_t batch, int64
                });
 }
 
-// The computation of Note [Convolution as GEMM] on contiguous tensors of one dtype T (float32/64 or complex).
+// C (m x n) = A (m x k) @ B (k x n) + beta * C through OpenBLAS where it takes the dtype, else the reference.
+template <typename T>
+void gemm(int64_t m, int64_t n, int64_t k, MatRef<const T> a, MatRef<const T> b, const Scalar &beta, MatRef<T> c) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, complex64> ||
+                std::is_same_v<T, complex128>) {
+    if (gemm_use_blas() && gemm_blas<T>(m, n, k, Scalar(1), a, b, beta, c)) return;
+  }
+  gemm_reference<T>(m, n, k, Scalar(1), a, b, beta, c);
+}
+
+// The same product with the columns of B and C split over OpenMP threads, each a GEMM on its own thread
+// (Note [Convolution threads]); called inside a parallel region, or for small products, one GEMM.
+template <typename T>
+void gemm_columns(int64_t m, int64_t n, int64_t k, MatRef<const T> a, MatRef<const T> b, const Scalar &beta,
+                  MatRef<T> c) {
+  const int64_t threads = get_num_threads(), block = (n + threads - 1) / threads;
+  if (threads == 1 || in_parallel_region() || m * n * k < kGrainSize * 8) return gemm<T>(m, n, k, a, b, beta, c);
+  parallel_for(0, threads, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t j0 = t * block, j1 = std::min(n, j0 + block);
+      if (j0 < j1)
+        gemm<T>(m, j1 - j0, k, a, {b.data + j0 * b.cs, b.rs, b.cs}, beta, {c.data + j0 * c.cs, c.rs, c.cs});
+    }
+  });
+}
+
+// The shapes of one sample's products (Note [Convolution as GEMM]); per group g, with contiguous operands:
+//   plain:      out[g] (og x L_out) += w[g] (og x rows) @ col[g] (rows x L_out),  rows = cg * K
+//   transposed: col[g] (rows x L_in) = w[g]^T (rows x cg) @ x[g] (cg x L_in),    rows = og * K
+struct ConvPlan {
+  WindowGeometry g;
+  bool transposed, direct;
+  int64_t groups, cg, og, lin, lout, rows;
+  int64_t col_numel() const { return direct ? 0 : g.col_rows() * g.out_numel(); }
+};
+
+// One sample: x [cin, in...] -> out [cout, out...] (holding the bias), using col as scratch.
+template <typename T> void conv_sample(const ConvPlan &p, const T *x, const T *w, T *out, T *col) {
+  const int64_t G = p.groups, cg = p.cg, og = p.og, rows = p.rows, lin = p.lin, lout = p.lout;
+  if (!p.transposed) {
+    const T *cols = p.direct ? x : col;
+    if (!p.direct) im2col_loop<T>(x, col, p.g);
+    for (int64_t i = 0; i < G; ++i)
+      gemm_columns<T>(og, lout, rows, {w + i * og * rows, rows, 1}, {cols + i * rows * lout, lout, 1}, Scalar(1),
+              {out + i * og * lout, lout, 1});
+  } else {
+    T *cols = p.direct ? out : col;  // the identity window adds the product straight onto the output
+    for (int64_t i = 0; i < G; ++i)
+      gemm_columns<T>(rows, lin, cg, {w + i * cg * rows, 1, rows}, {x + i * cg * lin, lin, 1}, Scalar(p.direct ? 1 : 0),
+              {cols + i * rows * lin, lin, 1});
+    if (!p.direct) col2im_loop<T>(col, out, p.g);
+  }
+}
+
+// Note [Convolution threads]
+//   OpenBLAS keeps its own thread pool beside our OpenMP one (Note [GEMM threads] in blas.cpp). Alternating
+//   them — an OpenMP im2col, then a threaded GEMM, per sample — leaves each pool's idle threads spinning while
+//   the other works, which on a busy machine costs far more than the work (we measured 5-10x). So a
+//   convolution uses OpenMP threads only: OpenBLAS is held at one thread (OneThreadBlas), so every GEMM runs
+//   on the thread that calls it. With at least as many samples as threads, the batch is split and each thread
+//   runs whole samples (im2col, GEMM, col2im) with its own scratch; otherwise samples run one after another,
+//   with im2col / col2im split over threads by rows / channels and each GEMM by output columns.
+struct OneThreadBlas {
+  OneThreadBlas() {
+    blas_sync_threads();  // OpenBLAS now has get_num_threads(), as blas.cpp records it
+    scipy_openblas_set_num_threads(1);
+  }
+  ~OneThreadBlas() { scipy_openblas_set_num_threads(get_num_threads()); }
+};
+
+// The computation of Note [Convolution as GEMM] on contiguous tensors of one dtype T (not bool or 16-bit).
 template <typename T>
 void conv_compute(const Tensor &x, const Tensor &w, const Tensor &b, const Tensor &out, const ConvArgs &a) {
-  const int64_t n = x.size(0), G = a.groups, cin = x.size(1), cout = out.size(1);
-  const int64_t lin = x.numel() / std::max<int64_t>(n * cin, 1), lout = out.numel() / std::max<int64_t>(n * cout, 1);
-  fill_bias<T>(out.data<T>(), b.defined() ? b.data<T>() : nullptr, n, cout, lout);
-  const WindowGeometry g = a.transposed ? conv_geometry(out.sizes(), x.sizes(), w, a, cout)
-                                        : conv_geometry(x.sizes(), out.sizes(), w, a, cin);
-  const bool direct = is_identity_window(g);
-  // col: the column matrix of one sample, [G, rows per group, columns]; skipped for the identity window.
-  const int64_t rows = g.col_rows() / G, cols = g.out_numel();
-  Tensor col = direct ? Tensor() : empty_tensor({g.col_rows(), cols}, x.dtype(), x.device());
-  const int64_t cg = cin / G, og = cout / G;
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t xo = i * cin * lin, oo = i * cout * lout;
-    if (!a.transposed) {  // out[i][g] += w[g] @ col[g]
-      Tensor wv = view3(w, 0, {G, og, rows}, {og * rows, rows, 1});
-      Tensor cv = direct ? view3(x, xo, {G, rows, cols}, {rows * cols, cols, 1})
-                         : view3(col, 0, {G, rows, cols}, {rows * cols, cols, 1});
-      if (!direct) im2col_loop<T>(x.data<T>() + xo, col.data<T>(), g);
-      gemm_batched("convolution", wv, cv, view3(out, oo, {G, og, lout}, {og * lout, lout, 1}), Scalar(1), Scalar(1));
-    } else {  // col[g] = w[g]^T @ x[i][g]; out[i] += col2im(col)
-      Tensor wt = view3(w, 0, {G, rows, cg}, {cg * rows, 1, rows});
-      Tensor xv = view3(x, xo, {G, cg, lin}, {cg * lin, lin, 1});
-      if (direct) {
-        gemm_batched("convolution", wt, xv, view3(out, oo, {G, og, lout}, {og * lout, lout, 1}), Scalar(1),
-                     Scalar(1));
-      } else {
-        gemm_batched("convolution", wt, xv, view3(col, 0, {G, rows, cols}, {rows * cols, cols, 1}), Scalar(1),
-                     Scalar(0));
-        col2im_loop<T>(col.data<T>(), out.data<T>() + oo, g);
-      }
-    }
-  }
+  const int64_t n = x.size(0), cin = x.size(1), cout = out.size(1);
+  ConvPlan p;
+  p.g = a.transposed ? conv_geometry(out.sizes(), x.sizes(), w, a, cout) : conv_geometry(x.sizes(), out.sizes(), w, a, cin);
+  p.transposed = a.transposed;
+  p.direct = is_identity_window(p.g);
+  p.groups = a.groups;
+  p.cg = cin / a.groups;
+  p.og = cout / a.groups;
+  p.lin = x.numel() / std::max<int64_t>(n * cin, 1);
+  p.lout = out.numel() / std::max<int64_t>(n * cout, 1);
+  p.rows = p.g.col_rows() / a.groups;
+  fill_bias<T>(out.data<T>(), b.defined() ? b.data<T>() : nullptr, n, cout, p.lout);
+  const T *px = x.data<T>(), *pw = w.data<T>();
+  T *po = out.data<T>();
+  auto run = [&](int64_t i0, int64_t i1) {
+    std::unique_ptr<T[]> col(new T[size_t(p.col_numel())]);
+    for (int64_t i = i0; i < i1; ++i) conv_sample<T>(p, px + i * cin * p.lin, pw, po + i * cout * p.lout, col.get());
+  };
+  if (get_num_threads() == 1 || in_parallel_region()) return run(0, n);
+  OneThreadBlas one;
+  if (n >= get_num_threads()) parallel_for(0, n, 1, run);
+  else run(0, n);
 }
 
 Tensor contiguous_as(const Tensor &t, ScalarType dtype) {
