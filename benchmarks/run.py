@@ -74,6 +74,15 @@ def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, st
         ("softmax [4096, 1024] (ms)", lambda: lib.softmax(x4k, 1), 1e-3, "ms", 10),
         ("layer_norm [4096, 1024] (ms)", lambda: nn_f.layer_norm(x4k, [1024]), 1e-3, "ms", 10),
         ("cross_entropy [4096, 1000] (ms)", lambda: nn_f.cross_entropy(logits, target), 1e-3, "ms", 10),
+        (
+            "conv2d 8x64x56x56 3x3 64->64 (ms)",
+            (lambda x, w: lambda: nn_f.conv2d(x, w, padding=1))(
+                lib.randn(8, 64, 56, 56), lib.randn(64, 64, 3, 3)
+            ),
+            1e-3,
+            "ms",
+            3,
+        ),
     ]
 
 
