@@ -7,7 +7,6 @@
 #include "kernels/im2col.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "dispatch/kernel_box.h"
 #include "loop/parallel.h"
@@ -161,6 +160,8 @@ Tensor drop_batch(const Tensor &t) {
 }  // namespace
 
 // im2col: [N, C, H, W] (or [C, H, W]) -> [N, C * kh * kw, L], one column per position of the sliding block.
+// Both ops take every dtype: they only move (col2im: add) elements, so integers, which PyTorch's refuse, are
+// no harder than floats.
 static Tensor im2col(const Tensor &self, std::vector<int64_t> kernel_size, std::vector<int64_t> dilation,
                      std::vector<int64_t> padding, std::vector<int64_t> stride) {
   const auto k = pair_arg("im2col", "kernel_size", kernel_size), d = pair_arg("im2col", "dilation", dilation),

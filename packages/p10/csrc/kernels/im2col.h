@@ -1,7 +1,7 @@
 // im2col.h — the sliding-window geometry of convolutions and the two loops that move data through it.
 //
-// Where it sits: kernels/conv.cpp turns a convolution into im2col + one GEMM per sample (and a transposed
-// convolution into one GEMM + col2im); kernels/im2col.cpp also exposes the loops as the ops `im2col` and
+// Where it sits: kernels/conv.cpp turns a convolution into im2col + GEMMs, per sample (and a transposed
+// convolution into GEMMs + col2im); kernels/im2col.cpp also exposes the loops as the ops `im2col` and
 // `col2im` (PyTorch's F.unfold / F.fold).
 //
 // Note [Window geometry]
@@ -10,8 +10,8 @@
 //   positions [OD, OH, OW], the column matrix has C * KD * KH * KW rows and OD * OH * OW columns:
 //     col[(c, kd, kh, kw), (od, oh, ow)] = x[c, od * sd - pd + kd * dd, oh * sh - ph + kh * dh, ...]
 //   or 0 where that index falls in the padding. `pad` is the padding before each dim; the padding after it
-//   only changes how many output positions there are, so asymmetric padding (padding='same' with an even
-//   kernel) needs nothing else. col2im is the adjoint: it adds each column entry back onto its input element.
+//   only shows in how many output positions there are (`out`). col2im is the adjoint: it adds each column
+//   entry back onto its input element.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -40,7 +40,7 @@ inline int64_t window_count(int64_t in, int64_t pad_before, int64_t pad_after, i
 }
 
 // col [col_rows, out_numel] (contiguous) from x [channels, in...] (contiguous), Note [Window geometry].
-// Rows are split over threads. T is any dtype (the loops only copy).
+// Rows are split over threads (run serially when called inside a parallel region).
 template <typename T> void im2col_loop(const T *x, T *col, const WindowGeometry &g);
 
 // x [channels, in...] += the column entries of col [col_rows, out_numel], Note [Window geometry]. Channels are
@@ -48,6 +48,6 @@ template <typename T> void im2col_loop(const T *x, T *col, const WindowGeometry 
 // Sums run in opmath_t<T> per element.
 template <typename T> void col2im_loop(const T *col, T *x, const WindowGeometry &g);
 
-// Both loops are instantiated (in im2col.cpp) for every dtype but bool.
+// Both loops are instantiated in im2col.cpp for every dtype (on bool, col2im's sum is a logical or).
 
 }  // namespace tp::p10
