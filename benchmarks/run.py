@@ -81,6 +81,15 @@ def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, st
             "ms",
             3,
         ),
+        (
+            "conv2d 8x64x56x56 3x3 64->64 (ms)",
+            (lambda x, w: lambda: nn_f.conv2d(x, w, padding=1))(
+                lib.randn(8, 64, 56, 56), lib.randn(64, 64, 3, 3)
+            ),
+            1e-3,
+            "ms",
+            3,
+        ),
     ]
 
 
