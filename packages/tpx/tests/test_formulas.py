@@ -133,6 +133,53 @@ CASES = {
     "outer": (lambda a, b: tp.outer(a, b), (R(3), R(2))),
     "mv": (lambda a, b: tp.mv(a, b), (R(2, 3), R(3))),
     "baddbmm": (lambda c, a, b: tp.baddbmm(c, a, b, alpha=0.5), (R(2, 2, 2), R(2, 2, 3), R(2, 3, 2))),
+    # convolution, pooling, attention, linear algebra
+    "conv2d": (lambda x, w, b: tp.conv2d(x, w, b, stride=2, padding=1), (R(2, 3, 5, 5), R(4, 3, 3, 3), R(4))),
+    "conv2d_groups_dilation": (
+        lambda x, w: tp.conv2d(x, w, None, 1, 2, 2, 2),
+        (R(1, 4, 6, 6), R(4, 2, 3, 3)),
+    ),
+    "conv1d": (lambda x, w: tp.conv1d(x, w, padding=1), (R(2, 2, 7), R(3, 2, 3))),
+    "conv3d": (lambda x, w: tp.conv3d(x, w), (R(1, 1, 3, 3, 3), R(2, 1, 2, 2, 2))),
+    "conv_transpose2d": (
+        lambda x, w: tp.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1),
+        (R(1, 2, 3, 3), R(2, 3, 3, 3)),
+    ),
+    "max_pool2d": (lambda x: tp.max_pool2d(x, 2), (R(1, 2, 4, 4),)),
+    "max_pool2d_ceil": (lambda x: tp.max_pool2d(x, 3, 2, 1, ceil_mode=True), (R(1, 1, 5, 5),)),
+    "avg_pool2d_ceil_excl": (
+        lambda x: tp.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+        (R(1, 2, 5, 5),),
+    ),
+    "avg_pool2d_incl": (lambda x: tp.avg_pool2d(x, 2, 1, 1), (R(1, 1, 4, 4),)),
+    "avg_pool1d": (lambda x: tp.avg_pool1d(x, 3, 2, 1, True), (R(1, 2, 6),)),
+    "adaptive_avg_pool2d": (lambda x: tp.adaptive_avg_pool2d(x, (2, 3)), (R(1, 2, 5, 4),)),
+    "adaptive_max_pool2d": (lambda x: tp.adaptive_max_pool2d(x, (2, 2))[0], (R(1, 1, 5, 5),)),
+    "sdpa": (
+        lambda q, k, v: tp.scaled_dot_product_attention(q, k, v),
+        (R(1, 2, 3, 4), R(1, 2, 5, 4), R(1, 2, 5, 3)),
+    ),
+    "sdpa_float_mask": (
+        lambda q, k, v, m: tp.scaled_dot_product_attention(q, k, v, attn_mask=m),
+        (R(2, 3, 4), R(2, 5, 4), R(2, 5, 3), R(3, 5)),
+    ),
+    "sdpa_causal": (
+        lambda q, k, v: tp.scaled_dot_product_attention(q, k, v, is_causal=True),
+        (R(1, 4, 4), R(1, 4, 4), R(1, 4, 2)),
+    ),
+    "sdpa_gqa": (
+        lambda q, k, v: tp.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+        (R(1, 4, 3, 4), R(1, 2, 3, 4), R(1, 2, 3, 4)),
+    ),
+    "det": (lambda a: tp.linalg_det(a), (R(3, 3),)),
+    "slogdet": (lambda a: tp.linalg_slogdet(a)[1], (R(3, 3),)),
+    "inv": (lambda a: tp.linalg_inv(a + 3 * tp.eye(3, dtype=tp.float64)), (R(3, 3),)),
+    "solve": (lambda a, b: tp.linalg_solve(a + 3 * tp.eye(3, dtype=tp.float64), b), (R(3, 3), R(3, 2))),
+    "solve_vector": (lambda a, b: tp.linalg_solve(a + 3 * tp.eye(3, dtype=tp.float64), b), (R(3, 3), R(3))),
+    "cholesky": (lambda a: tp.linalg_cholesky(a @ a.mT + tp.eye(3, dtype=tp.float64)), (R(3, 3),)),
+    "eigvalsh": (lambda a: tp.linalg_eigvalsh(a + a.mT), (R(3, 3),)),
+    "eigh_values": (lambda a: tp.linalg_eigh(a + a.mT)[0], (R(3, 3),)),
+    "svdvals": (lambda a: tp.linalg_svdvals(a), (R(3, 2),)),
 }
 
 
@@ -142,7 +189,14 @@ def test_gradcheck(name: str) -> None:
     assert gradcheck(fn, args)
 
 
+# Double backward needs the derivative of what the backward formula calls: svdvals' backward calls svd, which
+# has no formula yet.
+NO_GRADGRAD = {"svdvals": "the backward of svdvals calls linalg_svd, which has no derivative formula yet"}
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_gradgradcheck(name: str) -> None:
+    if name in NO_GRADGRAD:
+        pytest.skip(NO_GRADGRAD[name])
     fn, args = CASES[name]
     assert gradgradcheck(fn, args)

@@ -96,6 +96,7 @@ def _make_backward(
 
     def backward(values: list, results: list, grads: list, needs: tuple, metas: list, counts: list) -> list:
         ctx = Ctx()
+        ctx.op_name = op_name
         for name, value in zip(names, values, strict=False):
             if name in dtype_args and isinstance(value, int):
                 value = D._ALL[value]
@@ -203,4 +204,4 @@ def _conj(t: tp.Tensor) -> tp.Tensor:
 
 
 # The families register on import.
-from . import linalg, nn, pointwise, reduce, shape  # noqa: E402,F401
+from . import attention, conv, linalg, linalg_decomp, nn, pointwise, reduce, shape  # noqa: E402,F401
