@@ -28,7 +28,7 @@ from . import (
     register,
     same_dtype,
 )
-from .samples import from_array, layouts, rng_for, unary_samples
+from .samples import from_array, layouts, make_tensor, rng_for, transposed, unary_samples
 
 COMPLEX = (tp.complex64,)
 
@@ -150,6 +150,13 @@ def _samples_in(low, high, specials=False):
     return gen
 
 
+def _large_unary(op):
+    """1M float32 elements in the op's domain, transposed: the threaded strided path."""
+    lo, hi = _DOMAIN.get(op.name, (-9, 9))
+    x = make_tensor((1024, 1024), tp.float32, rng_for(op.id, "large"), low=lo, high=hi)
+    return SampleInput(transposed(x), name="1M elements, transposed")
+
+
 def _neg_bool_errors(op):
     x = tp.tensor([True, False])
     yield ErrorInput(SampleInput(x), RuntimeError, r"Negation, the `-` operator, on a bool tensor", False)
@@ -194,6 +201,7 @@ _FLOAT_FNS = [
     ("lgamma", _vec(_lgamma), (-4.5, 9)),
     ("digamma", _vec(_digamma), (0.1, 9)),
 ]
+_DOMAIN = {name: (lo, hi) for name, _, (lo, hi) in _FLOAT_FNS}
 # Float functions the kernels also define for complex inputs (TP_FLOAT_FN's takes_complex).
 _COMPLEX_OK = {"exp", "log", "sqrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "reciprocal"}
 
@@ -208,6 +216,7 @@ for _name, _ref, (_lo, _hi) in _FLOAT_FNS:
             out=True,
             result_dtype=float_dtype,
             ref_cast=float_dtype,
+            large=_large_unary,
         )
     )
 
@@ -254,6 +263,7 @@ for _name, _ref, _dtypes, _errors in _SAME_DTYPE:
             out=True,
             result_dtype=same_dtype,
             error_inputs=_errors,
+            large=_large_unary,
         )
     )
 
@@ -355,7 +365,8 @@ register(
 def _complex_samples(op, dtype):
     yield from unary_samples(op, dtype)
     rng = rng_for(op.id, "c", str(dtype))
-    t = from_array(rng.uniform(-3, 3, (3, 4)) + 1j * rng.uniform(-3, 3, (3, 4)), dtype)
+    values = rng.uniform(-3, 3, (3, 4))
+    t = from_array(values + 1j * rng.uniform(-3, 3, (3, 4)) if dtype.is_complex else values, dtype)
     for lname, v in layouts(t):
         yield SampleInput(v, name=lname)
 
