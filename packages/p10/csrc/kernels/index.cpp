@@ -244,6 +244,7 @@ static Tensor index_select(const Tensor &self, int64_t dim, const Tensor &index)
     check_index_range(idx, 1, 0, "index_select", false);
     return call_op(TP_OP("clone"), self);
   }
+  check_index_range(index, self.sizes()[d], d, "index_select", false);  // so the message names index_select
   return gather(self, d, idx, false);
 }
 

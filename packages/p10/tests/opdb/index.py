@@ -313,10 +313,6 @@ def _index_select_errors(op):
 register(
     OpInfo(
         "index_select",
-        xfails={
-            ("errors", None): "an out-of-range index_select index is reported by gather, so the message "
-            "names gather(), not index_select (kernels/index.cpp)"
-        },
         ref=_index_select_ref,
         dtypes=ALL,
         sample_inputs=_index_dim_samples,
