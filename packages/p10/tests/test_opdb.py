@@ -7,7 +7,8 @@ dtype it cannot cast to); non-contiguous samples against their contiguous copies
 threads against one thread; error inputs (type, message, op name). And one test keeps the database complete:
 a registered op with no entry fails it unless it is listed in KNOWN_UNCOVERED with a reason.
 
-Where PyTorch is installed, every sample is also run through it and compared (values and dtype).
+Where PyTorch is installed, the samples of one float and one integer dtype per op also run through it and
+are compared (values and dtype). Runtime: about 30 s on the 2-core dev machine (4,500 cases).
 """
 
 from __future__ import annotations
