@@ -188,6 +188,19 @@ static Tensor einsum(const std::string &equation, const std::vector<Tensor> &ten
     }
     terms.push_back(std::move(x));
   }
+  // A label's size must agree across operands (or be 1, which broadcasts): checked here so that the message
+  // names einsum and the subscript, not the expand that would fail later.
+  std::map<int, int64_t> seen;
+  for (size_t i = 0; i < terms.size(); ++i)
+    for (size_t p = 0; p < terms[i].labels.size(); ++p) {
+      int l = terms[i].labels[p];
+      int64_t s = terms[i].t.size(int64_t(p));
+      auto [it, fresh] = seen.emplace(l, s);
+      if (fresh || s == it->second || s == 1) continue;
+      TP_CHECK(it->second == 1, Runtime, "einsum(): subscript ", letter_of(l), " has size ", s, " for operand ", i,
+               " which does not broadcast with previously seen size ", it->second);
+      it->second = s;
+    }
   std::vector<int> count(kLetters, 0);  // how often each letter occurs in the inputs (repeats included)
   for (const auto &sub : subs)
     for (int l : sub)

@@ -235,6 +235,8 @@ static Tensor spread_index(const Tensor &index, const Shape &shape, int64_t d, c
 
 static Tensor index_select(const Tensor &self, int64_t dim, const Tensor &index) {
   int64_t d = wrap_dim(dim, self.dim(), "index_select");
+  TP_CHECK(self.dim() > 0 || index.numel() == 1, Index, "index_select(): Index to scalar can have only 1 value, got ",
+           index.numel(), " value(s)");
   Shape shape = self.sizes();
   if (!shape.empty()) shape[d] = index.numel();
   Tensor idx = spread_index(index, shape, d, "index_select");
@@ -242,6 +244,7 @@ static Tensor index_select(const Tensor &self, int64_t dim, const Tensor &index)
     check_index_range(idx, 1, 0, "index_select", false);
     return call_op(TP_OP("clone"), self);
   }
+  check_index_range(index, self.sizes()[d], d, "index_select", false);  // so the message names index_select
   return gather(self, d, idx, false);
 }
 
@@ -315,7 +318,12 @@ static Tensor take_along_dim(const Tensor &self, const Tensor &indices, std::opt
 
 // put_: the flat self written at `index` from `source` (accumulate adds, duplicates included).
 static Tensor put_(const Tensor &self, const Tensor &index, const Tensor &source, bool accumulate) {
-  TP_CHECK(self.is_contiguous(), Runtime, "put_(): only contiguous self tensors are supported here");
+  if (!self.is_contiguous()) {  // write into a contiguous copy, then back through self's layout
+    Tensor tmp = call_op(TP_OP("contiguous"), self);
+    put_(tmp, index, source, accumulate);
+    call_op(TP_OP("copy_"), self, tmp, false);
+    return self;
+  }
   TP_CHECK(index.numel() == source.numel(), Runtime, "put_(): Expected source and index to have the same number of "
            "elements, but got source.numel() = ", source.numel(), ", index.numel() = ", index.numel());
   Tensor flat = call_op(TP_OP("view"), self, std::vector<int64_t>{-1});

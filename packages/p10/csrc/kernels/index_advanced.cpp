@@ -210,6 +210,7 @@ static Tensor masked_fill(const Tensor &self, const Tensor &mask, const Tensor &
 static Tensor masked_select(const Tensor &self, const Tensor &mask) {
   check_mask(mask, "masked_select");
   Shape b = broadcast_shapes(self.sizes(), mask.sizes(), "masked_select");
+  if (b.empty()) b = {1};  // 0-d operands: select from a 1-element view (the result is 1-d either way)
   std::vector<Tensor> m{call_op(TP_OP("expand"), mask, b)};
   return call_op(TP_OP("index.Tensor"), call_op(TP_OP("expand"), self, b), m);
 }

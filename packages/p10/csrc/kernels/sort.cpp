@@ -120,6 +120,11 @@ static std::tuple<Tensor, Tensor> kthvalue(const Tensor &self, int64_t k, int64_
   int64_t len = self.dim() ? self.sizes()[d] : 1;
   TP_CHECK(k >= 1 && k <= len, Runtime, "kthvalue(): selected number k out of range for dimension ", d,
            " (k=", k, ", size ", len, ")");
+  if (self.dim() == 0) {  // a 0-d tensor is its own first value, at index 0 (as in PyTorch)
+    Tensor zero = call_op<Tensor>(TP_OP("full"), Shape{}, Scalar(int64_t(0)),
+                                  std::optional<ScalarType>(ScalarType::Int64), std::optional<Device>(self.device()));
+    return {call_op<Tensor>(TP_OP("clone"), self), zero};
+  }
   Rows r = as_rows(self, dim, "kthvalue");
   auto [v, i] = sort_rows(r, false, k);
   Tensor values = call_op(TP_OP("select"), v, int64_t(-1), k - 1), indices = call_op(TP_OP("select"), i, int64_t(-1), k - 1);
@@ -227,7 +232,8 @@ static Tensor searchsorted(const Tensor &seq, const Tensor &values, bool out_int
   }
   ScalarType out_t = out_int32 ? ScalarType::Int32 : ScalarType::Int64;
   Tensor out = empty_tensor(values.sizes(), ScalarType::Int64, values.device());
-  if (values.device().is_meta() || out.numel() == 0) return out_int32 ? cast_to(out, out_t) : out;
+  if (values.device().is_meta() || seq.device().is_meta() || out.numel() == 0)
+    return out_int32 ? cast_to(out, out_t) : out;
   Tensor s = sorter ? call_op(TP_OP("gather"), seq, int64_t(-1), *sorter, false) : seq;
   ScalarType common = promote_types(s.dtype(), values.dtype());
   Tensor sc = call_op(TP_OP("contiguous"), s.dtype() == common ? s : cast_to(s, common));
@@ -254,7 +260,8 @@ static Tensor searchsorted_scalar(const Tensor &seq, const Scalar &value, bool o
                                   std::optional<std::string> side, std::optional<Tensor> sorter) {
   TP_CHECK(seq.dim() == 1, Runtime, "searchsorted(): input value can be a scalar only when boundaries tensor "
            "dimension is 1, but we got boundaries tensor dim(", seq.dim(), ")");
-  Tensor v = call_op(TP_OP("scalar_tensor"), value, std::optional<ScalarType>(), std::optional<Device>());
+  // On the sequence's device: a CPU value beside a meta sequence would make the kernel read meta storage.
+  Tensor v = call_op(TP_OP("scalar_tensor"), value, std::optional<ScalarType>(), std::optional<Device>(seq.device()));
   return searchsorted(seq, v, out_int32, right, side, sorter);
 }
 
