@@ -86,6 +86,7 @@ std::shared_ptr<Node> record_function(const std::string &cls, nb::object ctx, nb
       sv.saved_version = api->tensor_version(t);
       sv.is_output = is_out;
       sv.output_nr = nr;
+      pack_saved(sv);
     }
     node->saved.push_back(std::move(sv));
   }

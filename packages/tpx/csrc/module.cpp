@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "engine.h"
+#include "forward_ad.h"
 #include "function.h"
 #include "meta.h"
 #include "record.h"
@@ -135,17 +136,18 @@ nb::object get_fw_grad(nb::handle h) {
   return m ? wrap(m->fw_grad) : nb::none();
 }
 void set_fw_grad(nb::handle h, nb::handle g) {
-  meta_for(unwrap(h)).fw_grad = g.is_none() ? TensorRef() : TensorRef::borrow(unwrap(g));
+  set_tangent(unwrap(h), g.is_none() ? TensorRef() : TensorRef::borrow(unwrap(g)));
 }
 
 // ---- formulas -------------------------------------------------------------------------------------------------
 void register_formula_py(const std::string &op_name, const std::string &node_name, nb::object backward,
-                         std::vector<bool> save_arg, bool save_results, bool is_view,
+                         nb::object jvp, std::vector<bool> save_arg, bool save_results, bool is_view,
                          std::vector<bool> output_differentiable) {
   auto *f = new Formula();  // lives for the process, like the kernel that points at it
   f->op = find_op(op_name.c_str());
   f->node_name = node_name;
   f->backward = std::move(backward);
+  f->jvp = std::move(jvp);
   f->save_arg = std::move(save_arg);
   f->save_results = save_results;
   f->is_view = is_view;
@@ -252,10 +254,19 @@ NB_MODULE(_C, m) {
   m.def("_set_requires_grad", &set_requires_grad);
   m.def("_get_fw_grad", &get_fw_grad);
   m.def("_set_fw_grad", &set_fw_grad, nb::arg("t"), nb::arg("tangent").none());
+  m.def("_push_saved_hooks", [](nb::object pack, nb::object unpack) {
+    saved_hooks_stack().push_back(SavedHooks{std::move(pack), std::move(unpack)});
+  });
+  m.def("_pop_saved_hooks", [] {
+    if (!saved_hooks_stack().empty()) saved_hooks_stack().pop_back();
+  });
+  m.def("_set_forward_ad", &set_forward_ad_enabled);
+  m.def("_forward_ad_enabled", &forward_ad_enabled);
+  m.def("_exit_dual_level", &exit_dual_level);
   m.def("_is_view", [](nb::handle h) { AutogradMeta *mm = meta_of(unwrap(h)); return mm && mm->is_view; });
 
   m.def("_register_formula", &register_formula_py, nb::arg("op_name"), nb::arg("node_name"), nb::arg("backward"),
-        nb::arg("save_arg"), nb::arg("save_results"), nb::arg("is_view"), nb::arg("output_differentiable"));
+        nb::arg("jvp"), nb::arg("save_arg"), nb::arg("save_results"), nb::arg("is_view"), nb::arg("output_differentiable"));
   m.def("_mark_nondifferentiable", [](const std::string &name) { mark_nondifferentiable(find_op(name.c_str())); });
   m.def("_op_schema", [](const std::string &name) { return std::string(api->op_schema(find_op(name.c_str()))); });
   m.def("_record_function", &record_function);

@@ -53,6 +53,43 @@ NodePyState &Node::pystate() {
   return *py;
 }
 
+std::vector<SavedHooks> &saved_hooks_stack() {
+  thread_local std::vector<SavedHooks> s;
+  return s;
+}
+
+// Python objects must be released with the GIL held.
+struct GilDeleter {
+  void operator()(nb::object *o) const {
+    if (Py_IsInitialized()) {
+      nb::gil_scoped_acquire gil;
+      delete o;
+    }
+  }
+};
+
+void pack_saved(SavedVariable &sv) {
+  std::vector<SavedHooks> &stack = saved_hooks_stack();
+  if (stack.empty() || !sv.data) return;
+  nb::gil_scoped_acquire gil;
+  SavedHooks h = stack.back();
+  TensorRef t = sv.data;
+  // The hook's own ops must not be packed again (that would recurse): hooks are off while it runs.
+  std::vector<SavedHooks> outer;
+  outer.swap(stack);
+  nb::object packed;
+  try {
+    packed = h.pack(nb::steal(api->tensor_to_python(t.get())));
+  } catch (...) {
+    stack.swap(outer);
+    throw;
+  }
+  stack.swap(outer);
+  sv.packed = std::shared_ptr<nb::object>(new nb::object(std::move(packed)), GilDeleter());
+  sv.unpack_hook = std::shared_ptr<nb::object>(new nb::object(h.unpack), GilDeleter());
+  sv.data = TensorRef();
+}
+
 void Node::release_variables() {
   saved.clear();
   released = true;
@@ -73,6 +110,13 @@ TensorRef Node::unpack(const SavedVariable &sv) {
          "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
          "if you need to access saved tensors after calling backward.");
   if (!sv.defined()) return TensorRef();
+  if (sv.packed) {  // saved_tensors_hooks: the user's unpack gives the tensor back (no version check possible)
+    nb::gil_scoped_acquire gil;
+    nb::object r = (*sv.unpack_hook)(*sv.packed);
+    TP_Tensor *t = api->tensor_from_python(r.ptr());
+    if (!t) throw_pending();
+    return TensorRef::adopt(t);
+  }
   int64_t now = sv.data.version();
   if (now != sv.saved_version) {
     std::ostringstream msg;

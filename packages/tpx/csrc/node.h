@@ -56,8 +56,18 @@ struct SavedVariable {
   int64_t saved_version = 0;
   bool is_output = false;
   uint32_t output_nr = 0;
-  bool defined() const { return data.defined(); }
+  // saved_tensors_hooks: what pack() returned, and the unpack() to call on it (then `data` stays empty).
+  std::shared_ptr<nb::object> packed, unpack_hook;
+  bool defined() const { return data.defined() || packed; }
 };
+
+// saved_tensors_hooks (tensorplay_tpx/autograd/graph.py): the innermost (pack, unpack) pair, if any.
+struct SavedHooks {
+  nb::object pack, unpack;
+};
+std::vector<SavedHooks> &saved_hooks_stack();
+// Apply the innermost pack hook to a tensor being saved (no-op without hooks).
+void pack_saved(SavedVariable &sv);
 
 // Python-side hooks and metadata of a node, allocated only when used.
 struct NodePyState {

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "engine.h"
+#include "forward_ad.h"
 #include "meta.h"
 #include "views.h"
 
@@ -205,7 +206,19 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
   return guarded([&] {
     const Formula &f = *static_cast<const Formula *>(user_data);
     Inputs in = collect_inputs(args, nargs);
-    if (!in.any_requires_grad) return redispatch(op, args, nargs, outs, nouts);
+    bool forward = forward_ad_enabled() && any_tangent(in.tensors);
+    if (!in.any_requires_grad && !forward) return redispatch(op, args, nargs, outs, nouts);
+    if (!in.any_requires_grad) {  // forward-mode only: run, then push the tangents through
+      if (f.has_out_arg) refuse_out_variant(op);
+      TensorRef old_self;
+      if (f.inplace) {
+        static const TP_Op *clone = find_op("clone");
+        old_self = call1_below_autograd(clone, {tv(TensorRef::borrow(args[0].v.tensor))});
+      }
+      redispatch(op, args, nargs, outs, nouts);
+      propagate_tangents(f, args, nargs, in.tensors, old_self.get(), flat_outputs(outs, nouts));
+      return;
+    }
     if (f.has_out_arg) refuse_out_variant(op);
     TP_Tensor *self = f.inplace ? args[0].v.tensor : nullptr;
     if (self) check_inplace(op, self);
@@ -215,7 +228,7 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
     node->next_edges = collect_edges(in);
     // An in-place op overwrites `self`: a formula that needs the old value gets a copy taken now.
     TensorRef old_self;
-    if (self && !f.save_arg.empty() && f.save_arg[0]) {
+    if (self && ((!f.save_arg.empty() && f.save_arg[0]) || forward)) {
       static const TP_Op *clone = find_op("clone");
       old_self = call1_below_autograd(clone, {tv(TensorRef::borrow(self))});
     }
@@ -230,6 +243,7 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
       sv.saved_version = version;
       sv.is_output = is_output;
       sv.output_nr = nr;
+      pack_saved(sv);
       node->saved.push_back(std::move(sv));
       return int(node->saved.size()) - 1;
     };
@@ -276,6 +290,7 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
       node->result_index.assign(results.size(), -1);
     }
     if (anomaly_enabled) node->forward_trace = python_stack();
+    if (forward) propagate_tangents(f, args, nargs, in.tensors, old_self.get(), results);
   });
 }
 
@@ -283,9 +298,19 @@ int fallback_kernel(void *, const TP_Op *op, const TP_Value *args, int64_t nargs
                     int64_t nouts) noexcept {
   return guarded([&] {
     Inputs in = collect_inputs(args, nargs);
+    bool forward = forward_ad_enabled() && any_tangent(in.tensors) && !nondifferentiable().count(op);
     bool inplace = nargs > 0 && api->op_arg_is_write(op, 0) && args[0].tag == TP_VALUE_TENSOR;
     bool out_variant = false;
     for (int64_t i = 1; i < nargs; ++i) out_variant = out_variant || api->op_arg_is_write(op, i);
+    if (forward && !in.any_requires_grad) {  // a floating result would need a tangent this op cannot give
+      redispatch(op, args, nargs, outs, nouts);
+      for (TP_Tensor *r : flat_outputs(outs, nouts))
+        if (r && is_differentiable_dtype(api->tensor_dtype(r))) {
+          for (int64_t i = 0; i < nouts; ++i) api->value_release(&outs[i]);
+          fail(TP_ERR_NOT_IMPLEMENTED, std::string("forward-mode AD for '") + api->op_name(op) + "' is not implemented.");
+        }
+      return;
+    }
     if (!in.any_requires_grad || nondifferentiable().count(op)) return redispatch(op, args, nargs, outs, nouts);
     if (out_variant) refuse_out_variant(op);
     TP_Tensor *self = inplace ? args[0].v.tensor : nullptr;

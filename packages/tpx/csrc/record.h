@@ -17,6 +17,7 @@ struct Formula {
   const TP_Op *op = nullptr;
   std::string node_name;            // "MulBackward"
   nb::object backward;  // (args, results, grads, needs_input_grad, input_metas) -> one gradient per input edge
+  nb::object jvp;       // (args, results, tangents, input_metas, edge_counts) -> one tangent per output
   std::vector<bool> save_arg;       // per schema argument: keep this tensor (or tensor list) for backward
   bool save_results = false;        // keep the outputs for backward (exp, tanh, ...)
   bool is_view = false;             // output 0 aliases argument 0

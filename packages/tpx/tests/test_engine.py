@@ -328,3 +328,25 @@ def test_anomaly_mode_reports_nan() -> None:
 def test_integer_tensor_cannot_require_grad() -> None:
     with pytest.raises(RuntimeError, match="floating point and complex"):
         tp.tensor([1, 2]).requires_grad_(True)
+
+
+def test_saved_tensors_hooks_pack_and_unpack() -> None:
+    packed, unpacked = [], []
+
+    def pack(t):
+        packed.append(tuple(t.shape))
+        return t.clone() * 1.0  # a copy: later in-place writes to the original no longer matter
+
+    def unpack(t):
+        unpacked.append(tuple(t.shape))
+        return t
+
+    x = leaf([1.0, 2.0])
+    with autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = x.exp()
+        z = (y * x).sum()
+    assert packed  # exp saved its result, mul saved both operands
+    z.backward()
+    assert len(unpacked) == len(packed)
+    xn = np.array([1.0, 2.0])
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(xn) * xn + np.exp(xn))

@@ -194,3 +194,42 @@ def test_functional_jacobian_hessian_vjp_jvp_hvp() -> None:
     np.testing.assert_allclose(jv.numpy(), np.cos(xn) * v.numpy())
     _, hv = F.hvp(lambda t: (t**3).sum(), x, v)
     np.testing.assert_allclose(hv.numpy(), 6 * xn * v.numpy())
+
+
+def test_function_jvp_in_forward_mode() -> None:
+    from tensorplay_tpx.autograd import forward_ad as fwAD
+
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.x = x
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return 2 * ctx.x * grad
+
+        @staticmethod
+        def jvp(ctx, t):
+            return 2 * ctx.x * t
+
+    x = tp.tensor([1.0, 3.0], dtype=tp.float64)
+    with fwAD.dual_level():
+        y = Square.apply(fwAD.make_dual(x, tp.tensor([1.0, 1.0], dtype=tp.float64))).exp()
+        tangent = fwAD.unpack_dual(y).tangent
+    np.testing.assert_allclose(tangent.numpy(), np.exp(x.numpy() ** 2) * 2 * x.numpy())
+
+
+def test_forward_ad_errors_and_level_exit() -> None:
+    from tensorplay_tpx.autograd import forward_ad as fwAD
+
+    with pytest.raises(RuntimeError, match="needs an open dual level"):
+        fwAD.make_dual(tp.ones(2), tp.ones(2))
+    with fwAD.dual_level():
+        d = fwAD.make_dual(tp.ones(2), tp.ones(2))
+        with pytest.raises(RuntimeError, match="different size"):
+            fwAD.make_dual(tp.ones(2), tp.ones(3))
+        with pytest.raises(NotImplementedError, match="forward-mode AD for 'digamma' is not implemented"):
+            tp.digamma(d)
+        assert not (d > 0).requires_grad  # integer/bool results need no tangent
+    assert fwAD.unpack_dual(d).tangent is None  # tangents live only inside the level

@@ -2,7 +2,8 @@
 
 Where it sits: the Python surface of TPX (DESIGN.md §4). The engine and the graph are C++
 (``tensorplay_tpx._C``: csrc/engine.cpp, record.cpp, node.h); this package holds what users call —
-``backward``, ``grad``, ``Function``, the grad modes, ``gradcheck``, ``functional``, ``graph`` —
+``backward``, ``grad``, ``Function``, the grad modes, ``gradcheck``, ``functional``, ``forward_ad``,
+``graph`` —
 and the derivative formulas (``formulas/``), one file per P10 kernel family.
 
     >>> import tensorplay as tp
@@ -37,6 +38,7 @@ __all__ = [
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "forward_ad",
     "functional",
     "grad",
     "gradcheck",

@@ -118,12 +118,47 @@ class Function:
         tensor_args = [a if isinstance(a, Tensor) else None for a in args]
         ctx.needs_input_grad = tuple(t is not None and t.requires_grad for t in tensor_args)
         record = _C._is_grad_enabled() and any(ctx.needs_input_grad)
+        # Forward-mode AD: the inputs' tangents, read before forward runs (forward AD is off inside forward).
+        forward_ad = _C._forward_ad_enabled()
+        tangents = [_C._get_fw_grad(t) if t is not None and forward_ad else None for t in tensor_args]
+        forward_ad = forward_ad and any(t is not None for t in tangents)
+        if forward_ad:
+            _C._set_forward_ad(False)
+        try:
+            output = cls._run_forward(ctx, args, kwargs)
+        finally:
+            if forward_ad:
+                _C._set_forward_ad(True)
+        if forward_ad:
+            cls._push_tangents(ctx, output, tangents)
+        return cls._record(ctx, output, tensor_args, record)
+
+    @classmethod
+    def _run_forward(cls, ctx: FunctionCtx, args: tuple, kwargs: dict) -> Any:
         with no_grad():
             if _is_setup_context_style(cls):
                 output = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args, **kwargs)
+        return output
+
+    @classmethod
+    def _push_tangents(cls, ctx: FunctionCtx, output: Any, tangents: list) -> None:
+        """Forward-mode AD through a Function: ``jvp(ctx, *input_tangents)`` gives the outputs' tangents."""
+        _C._set_forward_ad(False)
+        try:
+            out_tangents = cls.jvp(ctx, *tangents)
+        finally:
+            _C._set_forward_ad(True)
+        outs = output if isinstance(output, tuple) else (output,)
+        out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+        for o, t in zip(outs, out_tangents, strict=False):
+            if isinstance(o, Tensor) and t is not None:
+                _C._set_fw_grad(o, t)
+
+    @classmethod
+    def _record(cls, ctx: FunctionCtx, output: Any, tensor_args: list, record: bool) -> Any:
         single = not isinstance(output, tuple)
         outputs = (output,) if single else output
         if not record:
@@ -145,7 +180,7 @@ class Function:
         _C._record_function(
             cls.__name__,
             ctx,
-            _make_backward(cls, len(args)),
+            _make_backward(cls, len(tensor_args)),
             tensor_args,
             tensor_outs,
             [o is not None and id(o) not in nondiff_ids for o in tensor_outs],

@@ -15,8 +15,9 @@ from typing import Any
 
 import tensorplay_p10 as tp
 
-__all__ = ["Node", "to_dot", "walk"]
+__all__ = ["Node", "saved_tensors_hooks", "to_dot", "walk"]
 
+from .. import _C
 from .node import Node
 
 
@@ -49,3 +50,26 @@ def to_dot(root: Any) -> str:
                 lines.append(f'  {ids[id(n)]} -> {ids[id(nxt)]} [label="{input_nr}"];')
     lines.append("}")
     return "\n".join(lines)
+
+
+class saved_tensors_hooks:
+    """Transform every tensor autograd saves for backward: ``pack_hook(tensor)`` at save time returns
+    anything,
+    ``unpack_hook(that)`` gives the tensor back when backward needs it (offloading, compression, ...).
+
+        >>> import tensorplay as tp
+        >>> seen = []
+        >>> with tp.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t.shape) or t, lambda t: t):
+        ...     y = (tp.ones(2, requires_grad=True) * tp.ones(2)).sum()
+        >>> len(seen) > 0
+        True
+    """
+
+    def __init__(self, pack_hook: Any, unpack_hook: Any) -> None:
+        self.pack_hook, self.unpack_hook = pack_hook, unpack_hook
+
+    def __enter__(self) -> None:
+        _C._push_saved_hooks(self.pack_hook, self.unpack_hook)
+
+    def __exit__(self, *exc: Any) -> None:
+        _C._pop_saved_hooks()

@@ -145,6 +145,47 @@ def _make_backward(
     return backward
 
 
+# Note [JVP from the VJP]
+#   Forward-mode AD needs J t (the Jacobian times a tangent) where a formula gives u -> J^T u. The latter is
+#   linear in u, so J t = d/du <J^T u, t>: run the formula once with u requiring grad (recorded), take the
+#   inner product with the tangents, and differentiate it with respect to u. Every op with a formula thus gets
+#   a JVP, at the price of two backward evaluations per forward op (only inside a dual level).
+def _make_jvp(backward: Callable[..., Any]) -> Callable[..., Any]:
+    def jvp(values: list, results: list, tangents: list, metas: list, counts: list) -> list:
+        from ..engine import grad as _grad
+        from ..grad_mode import enable_grad
+
+        us = [
+            tp.zeros_like(r).requires_grad_(True)
+            if r is not None and (r.dtype.is_floating_point or r.dtype.is_complex)
+            else None
+            for r in results
+        ]
+        with enable_grad():
+            needs = tuple(t is not None for t in tangents)
+            grads = backward(values, results, us, needs, metas, counts)
+            total = None
+            for g, t in zip(grads, tangents, strict=False):
+                if g is None or t is None:
+                    continue
+                term = (g * t).sum()
+                total = term if total is None else total + term
+            live = [u for u in us if u is not None]
+            if total is None or not live:
+                return [None] * len(results)
+            dus = iter(_grad(total, live, allow_unused=True))
+        out = []
+        for u in us:
+            if u is None:
+                out.append(None)
+                continue
+            d = next(dus)
+            out.append(tp.zeros_like(u).detach() if d is None else d.detach())
+        return out
+
+    return jvp
+
+
 def derivative(
     *op_names: str,
     save: Sequence[str] = (),
@@ -172,10 +213,12 @@ def derivative(
             rets = schema.rsplit("->", 1)[1]
             n_results = max(1, len(re.findall(r"Tensor", rets)))
             node = name or _node_name(op_name)
+            backward = _make_backward(op_name, fn, args, n_results)
             _C._register_formula(
                 op_name,
                 node,
-                _make_backward(op_name, fn, args, n_results),
+                backward,
+                _make_jvp(backward),
                 [n in save for n in names],
                 results,
                 view,

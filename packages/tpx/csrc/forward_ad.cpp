@@ -1,0 +1,123 @@
+// forward_ad.cpp — tangent propagation for forward-mode AD (see forward_ad.h).
+#include "forward_ad.h"
+
+#include "meta.h"
+
+namespace tp::tpx {
+namespace {
+
+struct DualState {
+  bool enabled = false;
+  std::vector<TensorRef> dual;  // tensors given a tangent in the open level
+};
+DualState &state() {
+  thread_local DualState s;
+  return s;
+}
+
+// Note [Forward AD dispatch]: the Autograd key joins or leaves the thread-local included set.
+void include_autograd(bool on) {
+  TP_KeySet inc = api->tls_included();
+  api->tls_set_included(on ? (inc | (1u << TP_KEY_AUTOGRAD)) : (inc & ~(1u << TP_KEY_AUTOGRAD)));
+}
+
+struct ForwardADOff {
+  bool was = state().enabled;
+  ForwardADOff() { set_forward_ad_enabled(false); }
+  ~ForwardADOff() { set_forward_ad_enabled(was); }
+};
+
+nb::object py_tensor(TP_Tensor *t) { return t ? nb::steal(api->tensor_to_python(t)) : nb::none(); }
+
+nb::object value_to_python(const TP_Value &v) {
+  switch (v.tag) {
+    case TP_VALUE_TENSOR: return py_tensor(v.v.tensor);
+    case TP_VALUE_INT: case TP_VALUE_DTYPE: case TP_VALUE_DEVICE: return nb::int_(v.v.i);
+    case TP_VALUE_DOUBLE: return nb::float_(v.v.d);
+    case TP_VALUE_BOOL: return nb::bool_(v.v.i != 0);
+    case TP_VALUE_STRING: return nb::str(v.v.s ? v.v.s : "");
+    case TP_VALUE_INT_LIST: {
+      nb::list l;
+      for (int64_t i = 0; i < v.v.ints.len; ++i) l.append(v.v.ints.data[i]);
+      return nb::tuple(l);
+    }
+    case TP_VALUE_TENSOR_LIST: {
+      nb::list l;
+      for (int64_t i = 0; i < v.v.tensors.len; ++i) l.append(py_tensor(v.v.tensors.data[i]));
+      return l;
+    }
+    default: return nb::none();
+  }
+}
+
+TensorRef tangent_of(TP_Tensor *t) {
+  AutogradMeta *m = t ? meta_of(t) : nullptr;
+  return m ? m->fw_grad : TensorRef();
+}
+
+}  // namespace
+
+bool forward_ad_enabled() { return state().enabled; }
+
+void set_forward_ad_enabled(bool on) {
+  state().enabled = on;
+  include_autograd(on);
+}
+
+bool any_tangent(const std::vector<TP_Tensor *> &inputs) {
+  for (TP_Tensor *t : inputs)
+    if (tangent_of(t)) return true;
+  return false;
+}
+
+void set_tangent(TP_Tensor *t, TensorRef tangent) {
+  meta_for(t).fw_grad = std::move(tangent);
+  state().dual.push_back(TensorRef::borrow(t));
+}
+
+void exit_dual_level() {
+  for (TensorRef &t : state().dual)
+    if (AutogradMeta *m = meta_of(t.get())) m->fw_grad = TensorRef();
+  state().dual.clear();
+  set_forward_ad_enabled(false);
+}
+
+void propagate_tangents(const Formula &f, const TP_Value *args, int64_t nargs, const std::vector<TP_Tensor *> &inputs,
+                        TP_Tensor *old_self, const std::vector<TP_Tensor *> &results) {
+  if (!f.jvp.is_valid() || f.jvp.is_none())
+    fail(TP_ERR_NOT_IMPLEMENTED, "forward-mode AD for '" + std::string(api->op_name(f.op)) + "' is not implemented.");
+  nb::gil_scoped_acquire gil;
+  nb::list values, res, tangents, metas, counts;
+  for (int64_t i = 0; i < nargs; ++i) {
+    if (i == 0 && old_self) values.append(py_tensor(old_self));
+    else values.append(value_to_python(args[i]));
+    counts.append(args[i].tag == TP_VALUE_TENSOR ? 1 : args[i].tag == TP_VALUE_TENSOR_LIST ? int(args[i].v.tensors.len) : 0);
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    TP_Tensor *t = (k == 0 && old_self) ? old_self : inputs[k];
+    TensorRef tg = tangent_of(inputs[k]);
+    tangents.append(tg ? py_tensor(tg.get()) : nb::none());
+    if (!t) { metas.append(nb::none()); continue; }
+    InputMeta m = input_meta_of(t);
+    nb::list shape;
+    for (int64_t d : m.shape) shape.append(d);
+    metas.append(nb::make_tuple(nb::tuple(shape), m.dtype));
+  }
+  for (TP_Tensor *r : results) res.append(py_tensor(r));
+  nb::object out;
+  {
+    ForwardADOff off;  // the JVP runs ops of its own (Note [Forward AD dispatch])
+    out = f.jvp(values, res, tangents, metas, counts);
+  }
+  size_t k = 0;
+  for (nb::handle x : out) {
+    if (k < results.size() && results[k] && !x.is_none()) {
+      TP_Tensor *t = api->tensor_from_python(x.ptr());
+      if (!t) throw_pending();
+      set_tangent(results[k], TensorRef::adopt(t));
+    }
+    ++k;
+  }
+}
+
+}  // namespace tp::tpx
