@@ -118,7 +118,7 @@ def gradcheck(
             a, n = analytical[(j, i)], numerical[j]
             if a.numel() == 0 and n.numel() == 0:
                 continue
-            if not tp.allclose(a, n, rtol=rtol, atol=atol):
+            if not tp.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
                 msg = (
                     f"Jacobian mismatch for output {j} with respect to input {i},\n"
                     f"numerical:{n}\nanalytical:{a}\n"

@@ -70,6 +70,25 @@ def _fmod(ctx, grad):
     return grad, -grad * tp.div(ctx.self, ctx.other, rounding_mode="trunc")
 
 
+@derivative("remainder.Scalar_Tensor", save=("other",))
+def _remainder_scalar_self(ctx, grad):
+    return -grad * tp.div(tp.full_like(ctx.other, ctx.self), ctx.other, rounding_mode="floor")
+
+
+@derivative("float_power.Scalar", results=True)
+def _float_power_scalar_base(ctx, grad):
+    if ctx.self == 0:
+        return tp.zeros_like(grad)
+    return grad * ctx.result * math.log(ctx.self) if ctx.self > 0 else grad * math.nan
+
+
+@derivative("angle", save=("self",))
+def _angle(ctx, grad):
+    if ctx.self.is_complex():
+        raise NotImplementedError("the derivative for 'angle' of a complex tensor is not implemented.")
+    return tp.zeros_like(grad)  # the angle of a real number is piecewise constant (0 or pi)
+
+
 @derivative("floor_divide", "floor_divide_")
 def _floor_divide(ctx, grad):
     return _zeros(grad), _zeros(grad)

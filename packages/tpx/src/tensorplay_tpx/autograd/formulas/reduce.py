@@ -148,7 +148,12 @@ def _correction(ctx) -> float:
 def _var_backward(grad, x, dim, keepdim, correction):
     n = _count(tuple(x.shape), dim)
     g = _unreduce(grad, tuple(x.shape), dim, keepdim)
-    return g * 2 * (x - x.mean(_dims(dim, x.dim()), keepdim=True)) / max(n - correction, 0)
+    centered = x - x.mean(_dims(dim, x.dim()), keepdim=True)
+    if (
+        n - correction <= 0
+    ):  # the forward is NaN: so is its gradient, except where no gradient flows (var_mean)
+        return tp.where(g == 0, tp.zeros_like(centered), tp.full_like(centered, math.nan) * g)
+    return g * 2 * centered / (n - correction)
 
 
 @derivative("var", "var.correction", "var.dim", save=("self",))

@@ -208,15 +208,28 @@ def _index(ctx, grad):
 @derivative("index_put_", "index_put", save=("indices",))
 def _index_put(ctx, grad):
     gs = grad if ctx.accumulate else grad.index_put(ctx.indices, tp.zeros((), dtype=grad.dtype))
-    gv = grad[tuple(ctx.indices)] if ctx.needs_input_grad["values"] else None
+    # a None entry of Tensor?[] takes the whole dim (not a new axis, as None means in a Python subscript)
+    gv = (
+        grad[tuple(slice(None) if i is None else i for i in ctx.indices)]
+        if ctx.needs_input_grad["values"]
+        else None
+    )
     return gs, None, gv
+
+
+def _fit_src(g: tp.Tensor, src_shape: tuple) -> tp.Tensor:
+    """scatter reads only the index-shaped corner of ``src``: the rest of src gets a zero gradient."""
+    pads = []
+    for have, want in reversed(list(zip(g.shape, src_shape, strict=True))):
+        pads += [0, want - have]
+    return tp.pad(g, pads) if any(pads) else g
 
 
 @derivative("scatter_.src", save=("index",))
 def _scatter_src(ctx, grad):
     if ctx.reduce is not None:
         raise NotImplementedError("the derivative for 'scatter' with reduce= is not implemented.")
-    return grad.scatter(ctx.dim, ctx.index, 0), None, grad.gather(ctx.dim, ctx.index)
+    return grad.scatter(ctx.dim, ctx.index, 0), None, _fit_src(grad.gather(ctx.dim, ctx.index), ctx.src_shape)
 
 
 @derivative("scatter_.value", save=("index",))
@@ -228,7 +241,38 @@ def _scatter_value(ctx, grad):
 
 @derivative("scatter_add_", save=("index",))
 def _scatter_add(ctx, grad):
-    return grad, None, grad.gather(ctx.dim, ctx.index)
+    return grad, None, _fit_src(grad.gather(ctx.dim, ctx.index), ctx.src_shape)
+
+
+@derivative("scatter_reduce_.two", save=("index",))
+def _scatter_reduce(ctx, grad):
+    if ctx.reduce not in ("sum", "mean"):
+        raise NotImplementedError(
+            f"the derivative for 'scatter_reduce' with reduce='{ctx.reduce}' is not implemented."
+        )
+    gsrc = grad.gather(ctx.dim, ctx.index)
+    gself = grad if ctx.include_self else grad.scatter(ctx.dim, ctx.index, 0)
+    if ctx.reduce == "mean":  # each output was divided by how many values met there (self included or not)
+        ones = tp.ones(ctx.index.shape, dtype=grad.dtype)
+        counts = tp.zeros(ctx.self_shape, dtype=grad.dtype).scatter_add(ctx.dim, ctx.index, ones)
+        counts = counts + 1 if ctx.include_self else counts.clamp(min=1)
+        gself = gself / counts
+        gsrc = gsrc / counts.gather(ctx.dim, ctx.index)
+    return gself, None, _fit_src(gsrc, ctx.src_shape)
+
+
+@derivative("repeat_interleave.self_Tensor", save=("repeats",))
+def _repeat_interleave(ctx, grad):
+    shape = ctx.self_shape
+    if ctx.dim is None:
+        n = 1
+        for s_ in shape:
+            n *= s_
+        idx = tp.arange(n).repeat_interleave(ctx.repeats)
+        return tp.zeros(n, dtype=grad.dtype).index_add(0, idx, grad).reshape(shape), None
+    d = ctx.dim % len(shape)
+    idx = tp.arange(shape[d]).repeat_interleave(ctx.repeats)
+    return tp.zeros(shape, dtype=grad.dtype).index_add(d, idx, grad), None
 
 
 @derivative("index_add_", save=("index",))
