@@ -3,6 +3,7 @@
 // Where it sits: the one place elements move between tensors of different dtypes or layouts. The loop helper
 // (loop/tensor_iterator.cpp) calls cast_to() to bring inputs to an op's computation dtype.
 #include <algorithm>
+#include <utility>
 
 #include "dispatch/kernel_box.h"
 #include "kernels/cast.h"
@@ -14,23 +15,33 @@ namespace tp::p10 {
 //   Copying a transposed matrix into row-major memory (x.t().contiguous()) walks the source down its columns:
 //   in a 1024-wide float32 matrix each step lands on another 4 KiB page, so the element-by-element walk misses
 //   the cache and the TLB nearly every time. When both tensors are matrices of the same shape and one has unit
-//   stride along dim 1 while the other has it along dim 0, the copy goes tile by tile instead: kTile x kTile
-//   elements, whose source and destination lines both stay in L1 while the tile is copied. Tiles are split
-//   over threads; the values copied are those of the plain walk.
+//   stride along dim 1 while the other has it along dim 0, the copy goes tile by tile instead. A tile is
+//   kTileRows destination rows by kTileCols columns, and narrow on purpose: the kTileCols source columns it
+//   reads lie a power of two apart (4 KiB) and so share one set of the 8-way L1 cache; with 8 columns all of
+//   them stay cached while the tile's rows are written (square 32 x 32 tiles thrash that set and were no
+//   faster than the plain walk). Tiles are split over threads; the values copied are those of the plain walk.
 template <typename D, typename S> static void copy_tiles(const Tensor &dst, const Tensor &src) {
-  constexpr int64_t kTile = 32;
-  const int64_t rows = dst.size(0), cols = dst.size(1);
-  const int64_t d0 = dst.stride(0), d1 = dst.stride(1), s0 = src.stride(0), s1 = src.stride(1);
+  constexpr int64_t kTileRows = 128, kTileCols = 8;
+  int64_t rows = dst.size(0), cols = dst.size(1);
+  int64_t d0 = dst.stride(0), d1 = dst.stride(1), s0 = src.stride(0), s1 = src.stride(1);
+  if (d1 != 1) {  // name the dims so that dst has unit stride along dim 1 and src along dim 0
+    std::swap(rows, cols);
+    std::swap(d0, d1);
+    std::swap(s0, s1);
+  }
   D *out = dst.data<D>();
   const S *in = src.data<S>();
-  const int64_t row_tiles = (rows + kTile - 1) / kTile, col_tiles = (cols + kTile - 1) / kTile;
-  const int64_t grain = std::max<int64_t>(1, kGrainSize / (kTile * kTile));
+  const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows, col_tiles = (cols + kTileCols - 1) / kTileCols;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / (kTileRows * kTileCols));
   parallel_for(0, row_tiles * col_tiles, grain, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
-      const int64_t r0 = (t / col_tiles) * kTile, c0 = (t % col_tiles) * kTile;
-      const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t c = c0; c < c1; ++c) out[r * d0 + c * d1] = cast_value<D>(in[r * s0 + c * s1]);
+      const int64_t r0 = (t / col_tiles) * kTileRows, c0 = (t % col_tiles) * kTileCols;
+      const int64_t r1 = std::min(rows, r0 + kTileRows), c1 = std::min(cols, c0 + kTileCols);
+      for (int64_t r = r0; r < r1; ++r) {
+        D *o = out + r * d0;  // a contiguous run of dst; its source is a column of src (step s1)
+        const S *x = in + r;
+        for (int64_t c = c0; c < c1; ++c) o[c] = cast_value<D>(x[c * s1]);
+      }
     }
   });
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "random/normal_avx2.h"
 
 // Note [no implicit FMA]
 //   PyTorch's kernels are compiled with FMA contraction, so where it fused a*b+c we call std::fma (exact on
@@ -129,20 +130,12 @@ template <typename T> void normal16_scalar(T *d, T mean, T stdv) {
 // PyTorch's AVX2 kernel computes log and sincos with the Cephes-derived polynomials of avx_mathfun.h
 // (Pommier / Garberoglio), compiled with FMA contraction; we replay each lane with the same constants and
 // the same fused/unfused steps, so the result is exact on any CPU (std::fma is exact everywhere).
-// Speed: this block only runs where the CPU has AVX2 and FMA (float_normal_uses_avx2), so it is compiled for
-// them (TP_RNG_AVX2_FMA): std::fma becomes one instruction instead of a library call, and with the two
-// helpers inlined the compiler may run the 8 lanes side by side. The bits are unchanged: every rounding step
-// is written out (Note [no implicit FMA]), and an FMA instruction rounds exactly as std::fma does.
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && !defined(__clang__)
-#define TP_RNG_AVX2_FMA __attribute__((target("avx2,fma")))
-#else
-#define TP_RNG_AVX2_FMA
-#endif
-#define TP_RNG_INLINE inline __attribute__((always_inline))
+// This replay is the readable reference; the kernels run normal16_avx2_simd (random/normal_avx2.cpp), the same
+// steps on 8 lanes per AVX2 instruction.
 inline uint32_t fbits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 inline float bitsf(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
 
-TP_RNG_INLINE float cephes_logf(float x) {
+float cephes_logf(float x) {
   const bool invalid = !(x > 0.0f);
   const float min_norm = bitsf(0x00800000u);
   x = x > min_norm ? x : min_norm;  // maxps: denormals (and NaN) become the smallest normal
@@ -171,7 +164,7 @@ TP_RNG_INLINE float cephes_logf(float x) {
   return invalid ? bitsf(0xffffffffu) : x;
 }
 
-TP_RNG_INLINE void cephes_sincosf(float x, float *s, float *c) {
+void cephes_sincosf(float x, float *s, float *c) {
   uint32_t sign_sin = fbits(x) & 0x80000000u;
   x = bitsf(fbits(x) & 0x7fffffffu);
   int32_t j = int32_t(x * 1.27323954473516f);  // 4/pi; cvttps truncates
@@ -201,7 +194,7 @@ TP_RNG_INLINE void cephes_sincosf(float x, float *s, float *c) {
   *c = bitsf(fbits(cos_v) ^ sign_cos);
 }
 
-TP_RNG_AVX2_FMA void normal16_avx2_float(float *d, float mean, float stdv) {
+void normal16_avx2_float(float *d, float mean, float stdv) {
   const float two_pi = float(2.0 * kPi);
   for (int j = 0; j < 8; ++j) {
     const float u1 = 1.0f - d[j], u2 = d[j + 8];
@@ -229,7 +222,7 @@ template <typename T> void normal_chunked(CPUGenerator &g, T *d, int64_t n, doub
   const T mean = T(mean_d), stdv = T(std_d);
   auto block = [&](T *p) {
     if constexpr (std::is_same_v<T, float>) {
-      if (float_normal_uses_avx2()) return normal16_avx2_float(p, mean, stdv);
+      if (float_normal_uses_avx2()) return normal16_avx2_simd(p, 1, mean, stdv);
     }
     normal16_scalar<T>(p, mean, stdv);
   };
@@ -240,7 +233,11 @@ template <typename T> void normal_chunked(CPUGenerator &g, T *d, int64_t n, doub
     }
   };
   draw(d, n);
-  for (int64_t i = 0; i + 16 <= n; i += 16) block(d + i);
+  int64_t done = 0;  // the float32 AVX2 kernel takes all whole blocks in one call
+  if constexpr (std::is_same_v<T, float>) {
+    if (float_normal_uses_avx2()) normal16_avx2_simd(d, n / 16, mean, stdv), done = n / 16 * 16;
+  }
+  for (int64_t i = done; i + 16 <= n; i += 16) block(d + i);
   if (n % 16 != 0) {  // Note [normal_fill chunks of 16]: redraw and redo the last 16
     draw(d + n - 16, 16);
     block(d + n - 16);
@@ -254,7 +251,7 @@ void normal_chunked_reduced(CPUGenerator &g, float *d, int64_t n, double mean_d,
   const float mean = float(mean_d), stdv = float(std_d);
   auto block = [&](float *p) {
     for (int i = 0; i < 16; ++i) p[i] = uniform01_float(g);
-    if (float_normal_uses_avx2()) normal16_avx2_float(p, mean, stdv);
+    if (float_normal_uses_avx2()) normal16_avx2_simd(p, 1, mean, stdv);
     else normal16_scalar<float>(p, mean, stdv);
   };
   for (int64_t i = 0; i + 16 <= n; i += 16) block(d + i);
