@@ -19,7 +19,10 @@ namespace tp::p10 {
 //   kTileRows destination rows by kTileCols columns, and narrow on purpose: the kTileCols source columns it
 //   reads lie a power of two apart (4 KiB) and so share one set of the 8-way L1 cache; with 8 columns all of
 //   them stay cached while the tile's rows are written (square 32 x 32 tiles thrash that set and were no
-//   faster than the plain walk). Tiles are split over threads; the values copied are those of the plain walk.
+//   faster than the plain walk). The tiles run on the calling thread, as PyTorch's transposed copy does:
+//   split over the two threads of the 2-core benchmark machine they measured ~10x slower than on one (why is
+//   not settled: the vCPUs may share a core's cache), and one thread already beats PyTorch there. The values
+//   copied are those of the plain walk.
 template <typename D, typename S> static void copy_tiles(const Tensor &dst, const Tensor &src) {
   constexpr int64_t kTileRows = 128, kTileCols = 8;
   int64_t rows = dst.size(0), cols = dst.size(1);
@@ -32,18 +35,15 @@ template <typename D, typename S> static void copy_tiles(const Tensor &dst, cons
   D *out = dst.data<D>();
   const S *in = src.data<S>();
   const int64_t row_tiles = (rows + kTileRows - 1) / kTileRows, col_tiles = (cols + kTileCols - 1) / kTileCols;
-  const int64_t grain = std::max<int64_t>(1, kGrainSize / (kTileRows * kTileCols));
-  parallel_for(0, row_tiles * col_tiles, grain, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) {
-      const int64_t r0 = (t / col_tiles) * kTileRows, c0 = (t % col_tiles) * kTileCols;
-      const int64_t r1 = std::min(rows, r0 + kTileRows), c1 = std::min(cols, c0 + kTileCols);
-      for (int64_t r = r0; r < r1; ++r) {
-        D *o = out + r * d0;  // a contiguous run of dst; its source is a column of src (step s1)
-        const S *x = in + r;
-        for (int64_t c = c0; c < c1; ++c) o[c] = cast_value<D>(x[c * s1]);
-      }
+  for (int64_t t = 0; t < row_tiles * col_tiles; ++t) {
+    const int64_t r0 = (t / col_tiles) * kTileRows, c0 = (t % col_tiles) * kTileCols;
+    const int64_t r1 = std::min(rows, r0 + kTileRows), c1 = std::min(cols, c0 + kTileCols);
+    for (int64_t r = r0; r < r1; ++r) {
+      D *o = out + r * d0;  // a contiguous run of dst; its source is a column of src (step s1)
+      const S *x = in + r;
+      for (int64_t c = c0; c < c1; ++c) o[c] = cast_value<D>(x[c * s1]);
     }
-  });
+  }
 }
 
 // Whether copy_tiles applies: same-shape matrices (no broadcast), at least a tile each way, crossed unit strides.
