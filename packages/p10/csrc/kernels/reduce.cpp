@@ -19,20 +19,22 @@ static ScalarType sum_result_dtype(ScalarType in, std::optional<ScalarType> dtyp
   return is_integral(in, true) ? ScalarType::Int64 : in;
 }
 
-// sum / nansum / mean / nanmean share one kernel: `nan` skips NaNs, `mean` divides by the element count (the
-// non-NaN count for nanmean). The inner layout uses pairwise_sum; the outer layout adds whole rows.
-template <typename T> static void sum_kernel(const ReducePlan &p, const Tensor &out, bool nan, bool mean) {
+// sum / nansum / mean / nanmean share one kernel: `Nan` skips NaNs, `mean` divides by the element count (the
+// non-NaN count for nanmean). The inner layout uses pairwise_sum (sum_f32 for contiguous float32 rows: the
+// hot case, built for AVX2 too); the outer layout adds whole rows. `Nan` is a template parameter so the plain
+// sum's inner loop holds no NaN test.
+template <typename T, bool Nan> static void sum_kernel(const ReducePlan &p, const Tensor &out, bool mean) {
   using Acc = sum_acc_t<T>;
   T *o = out.data<T>();
-  auto load = [nan](T x) -> Acc {
-    if constexpr (std::is_floating_point_v<opmath_t<T>>) {
-      if (nan && opmath_t<T>(x) != opmath_t<T>(x)) return Acc(0);
+  auto load = [](T x) -> Acc {
+    if constexpr (Nan && std::is_floating_point_v<opmath_t<T>>) {
+      if (opmath_t<T>(x) != opmath_t<T>(x)) return Acc(0);
     }
     return Acc(opmath_t<T>(x));
   };
   // nanmean's divisor: the non-NaN count per row (equal to red_numel for everything else).
   std::vector<int64_t> count;
-  if (nan && mean && !p.is_meta) {
+  if (Nan && mean && !p.is_meta) {
     count.resize(p.out_numel);
     reduce_rows<T, int64_t>(
         p, [](const T *x, int64_t n, int64_t s, int64_t) {
@@ -43,7 +45,7 @@ template <typename T> static void sum_kernel(const ReducePlan &p, const Tensor &
         [](int64_t a, int64_t b) { return a + b; }, [&](int64_t i, int64_t c) { count[i] = c; });
   }
   auto write = [&](int64_t i, Acc v) {
-    if (mean) v = v / Acc(opmath_t<T>(nan ? count[i] : p.red_numel));
+    if (mean) v = v / Acc(opmath_t<T>(Nan ? count[i] : p.red_numel));
     o[i] = cast_value<T>(v);
   };
   if (p.outer_columns() && !p.is_meta) {
@@ -54,7 +56,12 @@ template <typename T> static void sum_kernel(const ReducePlan &p, const Tensor &
     return;
   }
   reduce_rows<T, Acc>(
-      p, [&](const T *x, int64_t n, int64_t s, int64_t) { return pairwise_sum<Acc>(x, n, s, load); },
+      p, [&](const T *x, int64_t n, int64_t s, int64_t) -> Acc {
+        if constexpr (std::is_same_v<T, float> && !Nan) {
+          if (s == 1) return sum_f32(x, n);
+        }
+        return pairwise_sum<Acc>(x, n, s, load);
+      },
       [](Acc a, Acc b) { return a + b; }, write);
 }
 
@@ -70,7 +77,10 @@ static Tensor sum_impl(const char *op, const Tensor &self, const std::optional<s
   Tensor x = self.dtype() == rt ? self : cast_to(self, rt);
   ReducePlan p = make_reduce_plan(x, dim, keepdim, op);
   Tensor out = p.new_output(rt);
-  TP_DISPATCH_ALL(rt, op, [&]<typename T>() { sum_kernel<T>(p, out, nan, mean); });
+  TP_DISPATCH_ALL(rt, op, [&]<typename T>() {
+    if (nan) sum_kernel<T, true>(p, out, mean);
+    else sum_kernel<T, false>(p, out, mean);
+  });
   return out;
 }
 

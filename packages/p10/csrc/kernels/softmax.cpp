@@ -11,17 +11,18 @@
 //   max-subtracted, exponentiated into a float32/float64 buffer (opmath_t, so half and bfloat16 accumulate in
 //   float32), summed and normalised. A row holding NaN or +inf, or only -inf, gives NaN as in PyTorch
 //   (inf - inf is NaN). Rows are split over threads; nothing in the loop can throw.
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "dispatch/kernel_box.h"
 #include "loop/parallel.h"
 #include "loop/reduce.h"
+#include "kernels/vec_math.h"
 #include "loop/tensor_iterator.h"
 
-// The selects in exp_nonpos (Note [Softmax exp]) vectorise only when GCC may evaluate both sides of a branch,
-// which floating-point trap semantics forbid by default. Nothing in P10 reads FP exception flags, so this file's
+// The max selects (x > m ? x : m) vectorise only when GCC may evaluate both sides of a branch, which
+// floating-point trap semantics forbid by default. Nothing in P10 reads FP exception flags, so this file's
 // functions are compiled without them (results are unchanged: no fast-math reassociation).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("no-trapping-math")
@@ -30,29 +31,11 @@
 namespace tp::p10 {
 
 // Note [Softmax exp]
-//   std::exp does not vectorise, and it is most of softmax's time. For float32 the row loops call exp_nonpos, a
-//   Cephes-style expf (x = n ln2 + r, |r| <= ln2 / 2, a degree-6 polynomial for e^r, 2^n built in the exponent
-//   bits; about 1 ulp) written with plain arithmetic and selects so that the compiler vectorises it. Its input
-//   is x - max <= 0 (or NaN); below -87 the result is 0 (e^-87 is the smallest normal float32), -inf gives 0,
-//   NaN stays NaN. float64 rows use std::exp.
-static inline float exp_nonpos(float x) {
-  const float xc = x < -87.0f ? -87.0f : x;
-  const float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(x / ln2): the 1.5 * 2^23 trick
-  const float r = xc - n * 0.693359375f + n * 2.12194440e-4f;               // ln2 split in two for exactness
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  const float y = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return x < -87.0f ? 0.0f : y * scale;
-}
+//   std::exp does not vectorise, and it is most of softmax's time. float32 (and the 16-bit floats, which compute
+//   in float32) use exp_f32 from vec_math.h (Note [Vectorised float math]: Cephes' expf, <= 1 ulp, written so
+//   that the compiler vectorises it); float64 uses std::exp. Its input here is x - max <= 0 or NaN.
 template <typename M> static inline M exp_row(M x) {
-  if constexpr (std::is_same_v<M, float>) return exp_nonpos(x);
+  if constexpr (std::is_same_v<M, float>) return exp_f32(x);
   else return std::exp(x);
 }
 
@@ -79,24 +62,59 @@ static void softmax_row(const T *x, T *y, int64_t n, int64_t s, opmath_t<T> *buf
   }
 }
 
-// The contiguous-row case written for the compiler: separate passes it can vectorise (an 8-lane max, exp into
-// the output, a pairwise sum, a scale). A NaN is skipped by the max but turns the sum into NaN, and with it the
-// whole row, as does +inf (inf - inf); so the result matches softmax_row, which the 16-bit floats use.
+// Note [Softmax float32 rows]
+//   A contiguous float32 row takes three passes, each a loop the compiler vectorises, built for AVX2+FMA and
+//   the baseline (TP_SIMD_LOOP): the max (kLanes running maxima), then exp(x - max) into the output and its
+//   sum, block by block (kBlock elements, still in L1 when summed), then the scale by 1 / sum (or, for
+//   log_softmax, (x - max) - log(sum)). Each block is summed in kLanes lanes and the block sums are added in
+//   double, so the rounding error grows with kBlock / kLanes, not with the row length. A NaN is skipped by the
+//   max but turns the sum into NaN, and with it the whole row, as does +inf (inf - inf) or a row of only -inf;
+//   so the results match softmax_row, which the other dtypes use.
+TP_SIMD_LOOP(void, softmax_row_f32, (const float *x, float *y, int64_t n, bool log), (x, y, n, log), {
+  constexpr int64_t kLanes = 16, kBlock = 1024;
+  float lane[kLanes];
+  for (float &l : lane) l = -INFINITY;
+  int64_t k = 0;
+  for (; k + kLanes <= n; k += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) lane[j] = x[k + j] > lane[j] ? x[k + j] : lane[j];
+  float m = -INFINITY;
+  for (; k < n; ++k) m = x[k] > m ? x[k] : m;
+  for (float l : lane) m = l > m ? l : m;
+  double sum = 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const int64_t e = std::min(n, b + kBlock);
+    for (int64_t i = b; i < e; ++i) y[i] = exp_f32(x[i] - m);  // the output doubles as the exp buffer
+    float part[kLanes] = {};
+    int64_t i = b;
+    for (; i + kLanes <= e; i += kLanes)
+      for (int64_t j = 0; j < kLanes; ++j) part[j] += y[i + j];
+    float s = 0;
+    for (; i < e; ++i) s += y[i];
+    for (float p : part) s += p;
+    sum += s;
+  }
+  if (log) {
+    const float lse = float(std::log(sum));
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - lse;  // not x - (m + lse), which rounds lse away
+  } else {
+    const float inv = float(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  }
+})
+
+// The contiguous-row case: float32 as above; float64 in the same passes with std::exp and a pairwise sum;
+// the 16-bit floats through softmax_row in float32.
 template <typename T, bool Log> static void softmax_row_contig(const T *x, T *y, int64_t n) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    T lane[8];
-    for (T &l : lane) l = -INFINITY;
-    int64_t k = 0;
-    for (; k + 8 <= n; k += 8)
-      for (int j = 0; j < 8; ++j) lane[j] = x[k + j] > lane[j] ? x[k + j] : lane[j];
+  if constexpr (std::is_same_v<T, float>) {
+    softmax_row_f32(x, y, n, Log);
+  } else if constexpr (std::is_same_v<T, double>) {
     T m = -INFINITY;
-    for (; k < n; ++k) m = x[k] > m ? x[k] : m;
-    for (T l : lane) m = l > m ? l : m;
-    for (int64_t i = 0; i < n; ++i) y[i] = exp_row(x[i] - m);  // the output doubles as the exp buffer
+    for (int64_t k = 0; k < n; ++k) m = x[k] > m ? x[k] : m;
+    for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - m);
     const T sum = pairwise_sum<T>(y, n, 1, [](T v) { return v; });
     if constexpr (Log) {
       const T lse = std::log(sum);
-      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - lse;  // not x - (m + lse), which rounds lse away
+      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - lse;
     } else {
       const T inv = T(1) / sum;
       for (int64_t i = 0; i < n; ++i) y[i] *= inv;

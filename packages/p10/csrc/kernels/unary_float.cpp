@@ -4,16 +4,32 @@
 // Where it sits: each op is a functor `f(M x)` run by float_op() over the loop helper; the three call forms
 // (`exp`, `exp_`, `exp.out`) come from kernels/unary.h. PyTorch's rules: bool and integer inputs compute in the
 // default float dtype, float16/bfloat16 compute in float32 (M = opmath_t), and the functions marked complex
-// also take complex64/complex128 (M is then std::complex).
+// also take complex64/complex128 (M is then std::complex). float32 exp, log, sigmoid and tanh run vectorised
+// polynomial kernels instead of the C library (kernels/vec_math.h, Note [Vectorised float math]).
 #include <cmath>
 #include <complex>
 #include <numbers>
 
 #include "kernels/unary.h"
+#include "kernels/vec_math.h"
 
 namespace tp::p10 {
 
 template <typename M> constexpr bool is_cplx = is_complex_dtype<M>;
+
+// The float32 loops over vec_math.h's kernels, each built for AVX2+FMA and the baseline (TP_SIMD_LOOP).
+// Every layout of a float32 tensor goes through the same loop, so a strided result equals the contiguous one
+// bit for bit (the two copies may differ in the last bit: FMA).
+#define TP_F32_LOOP(name, fn)                                                                          \
+  TP_SIMD_LOOP(void, name, (const float *x, int64_t sx, float *y, int64_t sy, int64_t n), (x, sx, y, sy, n), \
+               { map_f32(x, sx, y, sy, n, [](float v) { return fn(v); }); })
+TP_F32_LOOP(exp_loop_f32, exp_f32)
+TP_F32_LOOP(log_loop_f32, log_f32)
+TP_F32_LOOP(sigmoid_loop_f32, sigmoid_f32)
+TP_F32_LOOP(tanh_loop_f32, tanh_f32)
+
+// An op functor with a `f32_loop(x, sx, y, sy, n)` runs it for float32 instead of `f` element by element.
+template <typename Op> concept HasF32Loop = requires(const float *x, float *y) { Op::f32_loop(x, 1, y, 1, 0); };
 
 // Run `Op::f` elementwise; `Op::complex` says whether complex inputs are accepted.
 template <typename Op> static Tensor float_op(const UnaryCall &c, const Tensor &self) {
@@ -22,7 +38,14 @@ template <typename Op> static Tensor float_op(const UnaryCall &c, const Tensor &
   TensorIterator it = unary_iter(c, self, /*int_to_float=*/true);
   TP_DISPATCH_FLOATING_AND_COMPLEX(it.common_dtype(), c.op, [&]<typename T>() {
     using M = opmath_t<T>;
-    if constexpr (!is_cplx<T> || Op::complex) cpu_kernel<T>(it, [](T v) -> T { return T(Op::f(M(v))); });
+    if constexpr (std::is_same_v<T, float> && HasF32Loop<Op>) {
+      it.for_each([](char **data, const int64_t *s, int64_t n) {  // byte strides -> element strides
+        Op::f32_loop(reinterpret_cast<const float *>(data[1]), s[1] / int64_t(sizeof(float)),
+                     reinterpret_cast<float *>(data[0]), s[0] / int64_t(sizeof(float)), n);
+      });
+    } else if constexpr (!is_cplx<T> || Op::complex) {
+      cpu_kernel<T>(it, [](T v) -> T { return T(Op::f(M(v))); });
+    }
   });
   return it.finish();
 }
@@ -34,8 +57,16 @@ template <typename Op> static Tensor float_op(const UnaryCall &c, const Tensor &
     template <typename M> static M f(M x) { body }                \
   };
 
-TP_FLOAT_FN(ExpFn, true, return std::exp(x);)
-TP_FLOAT_FN(LogFn, true, return std::log(x);)
+// The same with a float32 loop from vec_math.h.
+#define TP_FLOAT_FN_F32(Name, loop, body)                                                              \
+  struct Name {                                                                                        \
+    static constexpr bool complex = true;                                                              \
+    template <typename M> static M f(M x) { body }                                                     \
+    static void f32_loop(const float *x, int64_t sx, float *y, int64_t sy, int64_t n) { loop(x, sx, y, sy, n); } \
+  };
+
+TP_FLOAT_FN_F32(ExpFn, exp_loop_f32, return std::exp(x);)
+TP_FLOAT_FN_F32(LogFn, log_loop_f32, return std::log(x);)
 TP_FLOAT_FN(Log10Fn, true, return std::log10(x);)
 TP_FLOAT_FN(SqrtFn, true, return std::sqrt(x);)
 TP_FLOAT_FN(RsqrtFn, true, return M(1) / std::sqrt(x);)
@@ -48,11 +79,11 @@ TP_FLOAT_FN(AcosFn, true, return std::acos(x);)
 TP_FLOAT_FN(AtanFn, true, return std::atan(x);)
 TP_FLOAT_FN(SinhFn, true, return std::sinh(x);)
 TP_FLOAT_FN(CoshFn, true, return std::cosh(x);)
-TP_FLOAT_FN(TanhFn, true, return std::tanh(x);)
+TP_FLOAT_FN_F32(TanhFn, tanh_loop_f32, return std::tanh(x);)
 TP_FLOAT_FN(AsinhFn, true, return std::asinh(x);)
 TP_FLOAT_FN(AcoshFn, true, return std::acosh(x);)
 TP_FLOAT_FN(AtanhFn, true, return std::atanh(x);)
-TP_FLOAT_FN(SigmoidFn, true, return M(1) / (M(1) + std::exp(-x));)
+TP_FLOAT_FN_F32(SigmoidFn, sigmoid_loop_f32, return M(1) / (M(1) + std::exp(-x));)
 
 // Real-only in std, and complex by formula: log2 z = log z / log 2, 2^z = exp(z log 2).
 TP_FLOAT_FN(Log2Fn, true, if constexpr (is_cplx<M>) return std::log(x) / typename M::value_type(std::numbers::ln2);

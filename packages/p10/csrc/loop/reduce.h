@@ -178,4 +178,9 @@ Acc pairwise_sum(const T *p, int64_t n, int64_t s, const Load &load) {
   return s == 1 ? pairwise_sum_impl<Acc, true>(p, n, 1, load) : pairwise_sum_impl<Acc, false>(p, n, s, load);
 }
 
+// The sum of n contiguous float32 values, as pairwise_sum<float> but with 32 lanes in leaves of 1024 and the
+// leaves combined pairwise without recursion, built for AVX2+FMA and the baseline (loop/simd.h). 32 lanes are
+// 4 AVX2 registers in flight, enough to hide the latency of the vector adds (loop/reduce.cpp has the bound).
+float sum_f32(const float *p, int64_t n);
+
 }  // namespace tp::p10

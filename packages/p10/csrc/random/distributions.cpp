@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "random/normal_avx2.h"
 
 // Note [no implicit FMA]
 //   PyTorch's kernels are compiled with FMA contraction, so where it fused a*b+c we call std::fma (exact on
@@ -129,6 +130,8 @@ template <typename T> void normal16_scalar(T *d, T mean, T stdv) {
 // PyTorch's AVX2 kernel computes log and sincos with the Cephes-derived polynomials of avx_mathfun.h
 // (Pommier / Garberoglio), compiled with FMA contraction; we replay each lane with the same constants and
 // the same fused/unfused steps, so the result is exact on any CPU (std::fma is exact everywhere).
+// This replay is the readable reference; the kernels run normal16_avx2_simd (random/normal_avx2.cpp), the same
+// steps on 8 lanes per AVX2 instruction.
 inline uint32_t fbits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 inline float bitsf(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
 
@@ -219,7 +222,7 @@ template <typename T> void normal_chunked(CPUGenerator &g, T *d, int64_t n, doub
   const T mean = T(mean_d), stdv = T(std_d);
   auto block = [&](T *p) {
     if constexpr (std::is_same_v<T, float>) {
-      if (float_normal_uses_avx2()) return normal16_avx2_float(p, mean, stdv);
+      if (float_normal_uses_avx2()) return normal16_avx2_simd(p, 1, mean, stdv);
     }
     normal16_scalar<T>(p, mean, stdv);
   };
@@ -230,7 +233,11 @@ template <typename T> void normal_chunked(CPUGenerator &g, T *d, int64_t n, doub
     }
   };
   draw(d, n);
-  for (int64_t i = 0; i + 16 <= n; i += 16) block(d + i);
+  int64_t done = 0;  // the float32 AVX2 kernel takes all whole blocks in one call
+  if constexpr (std::is_same_v<T, float>) {
+    if (float_normal_uses_avx2()) normal16_avx2_simd(d, n / 16, mean, stdv), done = n / 16 * 16;
+  }
+  for (int64_t i = done; i + 16 <= n; i += 16) block(d + i);
   if (n % 16 != 0) {  // Note [normal_fill chunks of 16]: redraw and redo the last 16
     draw(d + n - 16, 16);
     block(d + n - 16);
@@ -244,7 +251,7 @@ void normal_chunked_reduced(CPUGenerator &g, float *d, int64_t n, double mean_d,
   const float mean = float(mean_d), stdv = float(std_d);
   auto block = [&](float *p) {
     for (int i = 0; i < 16; ++i) p[i] = uniform01_float(g);
-    if (float_normal_uses_avx2()) normal16_avx2_float(p, mean, stdv);
+    if (float_normal_uses_avx2()) normal16_avx2_simd(p, 1, mean, stdv);
     else normal16_scalar<float>(p, mean, stdv);
   };
   for (int64_t i = 0; i + 16 <= n; i += 16) block(d + i);
