@@ -59,3 +59,16 @@ section("tp.explain: what the dispatcher did")
 tp.explain(lambda: (x + 1).reshape(4) * 2)
 print("\nEvery op, with the keys that have kernels:  tp.ops.table()  (first lines)")
 print("\n".join(tp.ops.table().splitlines()[:6]))
+
+section("autograd (tensorplay-tpx): the graph, backward, and a second derivative")
+w = tp.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+loss = (w.matmul(tp.tensor([[5.0, 6.0], [7.0, 8.0]])) + tp.ones_like(w)).sum()
+print("loss =", loss)
+print(
+    "graph:", loss.grad_fn.name(), "<-", [n.name() for n, _ in loss.grad_fn.next_functions if n is not None]
+)
+loss.backward()
+print("w.grad =", w.grad)
+s = tp.tensor(2.0, requires_grad=True)
+(ds,) = tp.autograd.grad(s**3, s, create_graph=True)
+print("d/ds s^3 at 2 =", ds.item(), "  d2/ds2 =", tp.autograd.grad(ds, s)[0].item())

@@ -25,6 +25,7 @@
 #include "dispatch/kernel_box.h"
 #include "kernels/binary_common.h"
 #include "kernels/blas.h"
+#include "loop/simd.h"
 #include "loop/parallel.h"
 #include "loop/tensor_iterator.h"
 
@@ -198,15 +199,11 @@ static inline __attribute__((always_inline)) M online_softmax_row(M *s, int64_t 
   return alpha;
 }
 
-// float32 rows, the common case, are built twice by target_clones, for AVX2+FMA and for the baseline, and
-// one is picked at load time (as loss_ce.cpp's Note [Float row loops] does): the exp above is most of the
-// non-GEMM time.
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
-__attribute__((target_clones("avx2,fma", "default")))
-#endif
-static float online_softmax_row_f32(float *s, int64_t bk, float &mx, float &sum) {
+// float32 rows, the common case, are built twice by TP_SIMD_LOOP (loop/simd.h), for AVX2+FMA and for the
+// baseline, and one is picked at run time: the exp above is most of the non-GEMM time.
+TP_SIMD_LOOP(float, online_softmax_row_f32, (float *s, int64_t bk, float &mx, float &sum), (s, bk, mx, sum), {
   return online_softmax_row<float>(s, bk, mx, sum);
-}
+})
 template <typename M> static M softmax_row_update(M *s, int64_t bk, M &mx, M &sum) {
   if constexpr (std::is_same_v<M, float>) return online_softmax_row_f32(s, bk, mx, sum);
   else return online_softmax_row<M>(s, bk, mx, sum);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dispatch/kernel_box.h"
+#include "loop/simd.h"
 #include "loop/parallel.h"
 #include "loop/tensor_iterator.h"
 
@@ -102,18 +103,13 @@ static inline __attribute__((always_inline)) float exp_poly(float x) {
 // Note [Float row loops]
 //   Contiguous float32 rows (the common case) run three small loops written for the vectoriser: kLanes
 //   independent partial results (a single running sum or max would fix the order of the float operations, and
-//   GCC keeps that order without -ffast-math), and target_clones builds each twice, for AVX2+FMA and for the
-//   baseline, picking one at load time (PyTorch dispatches on the CPU the same way). The generic templates
+//   GCC keeps that order without -ffast-math), and TP_SIMD_LOOP (loop/simd.h) builds each twice, for AVX2+FMA
+//   and for the baseline, picking one at run time (PyTorch dispatches on the CPU the same way). The generic templates
 //   below them are the reference for every other dtype and stride.
 constexpr int64_t kLanes = 16;
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
-#define TP_FLOAT_ROW_LOOP __attribute__((target_clones("avx2,fma", "default")))
-#else
-#define TP_FLOAT_ROW_LOOP  // other targets: the baseline build only
-#endif
 
 // max of a contiguous float row: a plain max per lane and a separate NaN flag (a NaN anywhere gives NaN).
-TP_FLOAT_ROW_LOOP static float row_max_f32(const float *x, int64_t c) {
+TP_SIMD_LOOP(float, row_max_f32, (const float *x, int64_t c), (x, c), {
   float lane[kLanes];
   int32_t nan[kLanes] = {};
   for (int64_t l = 0; l < kLanes; ++l) lane[l] = -std::numeric_limits<float>::infinity();
@@ -134,10 +130,10 @@ TP_FLOAT_ROW_LOOP static float row_max_f32(const float *x, int64_t c) {
     any_nan |= x[k] != x[k];
   }
   return any_nan ? std::numeric_limits<float>::quiet_NaN() : mx;
-}
+})
 
 // sum of exp(x[k] - mx) over a contiguous float row, mx finite.
-TP_FLOAT_ROW_LOOP static float row_exp_sum_f32(const float *x, int64_t c, float mx) {
+TP_SIMD_LOOP(float, row_exp_sum_f32, (const float *x, int64_t c, float mx), (x, c, mx), {
   float lane[kLanes] = {};
   int64_t k = 0;
   for (; k + kLanes <= c; k += kLanes)
@@ -146,10 +142,10 @@ TP_FLOAT_ROW_LOOP static float row_exp_sum_f32(const float *x, int64_t c, float 
   for (int64_t l = 0; l < kLanes; ++l) sum += lane[l];
   for (; k < c; ++k) sum += exp_poly(x[k] - mx);
   return sum;
-}
+})
 
 // sum of w[k] * (x[k] - mx) over a contiguous float row (w = 1 when null): label smoothing's term.
-TP_FLOAT_ROW_LOOP static float row_wsum_f32(const float *x, const float *w, int64_t c, float mx) {
+TP_SIMD_LOOP(float, row_wsum_f32, (const float *x, const float *w, int64_t c, float mx), (x, w, c, mx), {
   float lane[kLanes] = {};
   int64_t k = 0;
   for (; k + kLanes <= c; k += kLanes)
@@ -158,7 +154,7 @@ TP_FLOAT_ROW_LOOP static float row_wsum_f32(const float *x, const float *w, int6
   for (int64_t l = 0; l < kLanes; ++l) sum += lane[l];
   for (; k < c; ++k) sum += (w ? w[k] : 1.0f) * (x[k] - mx);
   return sum;
-}
+})
 
 // max over a row; a NaN anywhere makes it NaN (so the row's loss is NaN, as in PyTorch).
 template <typename T, typename M> static M row_max(const T *x, int64_t c, int64_t s) {
