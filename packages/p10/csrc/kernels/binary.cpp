@@ -45,12 +45,23 @@ static Tensor sub_impl(const char *op, const Tensor &self, const Tensor &other, 
   return add_impl(op, self, other, neg, out, inplace);
 }
 
+// Note [Complex products]
+//   PyTorch multiplies complex numbers by the textbook formula (ac - bd) + (ad + bc)i. std::complex's operator*
+//   follows C99 Annex G, which recovers infinities: (inf+infj) * 1 is inf+infj there but nan+nanj in PyTorch.
+//   We follow PyTorch.
+template <typename M> static M mul_values(M a, M b) {
+  if constexpr (std::is_same_v<M, complex64> || std::is_same_v<M, complex128>)
+    return M(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+  else
+    return a * b;
+}
+
 static Tensor mul_impl(const char *op, const Tensor &self, const Tensor &other, const Tensor &out, bool inplace) {
   TensorIterator it = TensorIterator::binary(op, out, self, other, false, inplace);
   TP_DISPATCH_ALL(it.common_dtype(), op, [&]<typename T>() {
     using M = opmath_t<T>;
     if constexpr (std::is_same_v<T, bool>) cpu_kernel2<T>(it, [](T a, T b) -> T { return a && b; });
-    else cpu_kernel2<T>(it, [](T a, T b) -> T { return T(M(a) * M(b)); });
+    else cpu_kernel2<T>(it, [](T a, T b) -> T { return T(mul_values<M>(M(a), M(b))); });
   });
   return it.finish();
 }

@@ -26,16 +26,15 @@ bool blas_supports(ScalarType t) {
 }
 
 // Note [GEMM threads]
-//   OpenBLAS (the wheel's pthreads build) has its own thread pool, separate from our OpenMP one. Before each
-//   BLAS call we give it tp.get_num_threads() threads, so tp.set_num_threads() governs GEMM too. The two pools
-//   never run at once: GEMM is called from the op's thread, never from inside parallel_for, and when a caller
-//   is itself inside a parallel region gemm_batched uses the reference kernel, which then runs serially —
-//   otherwise every OpenMP thread would start a full OpenBLAS pool and oversubscribe the cores.
-void blas_sync_threads() {
-  static std::atomic<int> current{-1};
-  int want = get_num_threads();
-  if (current.exchange(want) != want) scipy_openblas_set_num_threads(want);
-}
+//   OpenBLAS (the wheel's pthreads build) has a thread pool of its own, separate from our OpenMP one. Two pools
+//   on the same cores fight: after a GEMM, OpenBLAS's workers busy-wait while the next op (x @ w + b) runs on
+//   the OpenMP pool, and a 65k-element add measured 5 ms instead of 10 us on 2 cores. So GEMM runs on our
+//   pool too: gemm_blas cuts C into one block of rows (or columns) per thread and each thread calls a
+//   single-threaded OpenBLAS on its block (OpenBLAS is held at 1 thread for that). LAPACK routines, which
+//   parallelise inside, get tp.get_num_threads() OpenBLAS threads through blas_sync_threads().
+//   GEMM is never split when the caller is itself inside a parallel region (conv, attention): those callers
+//   hold OpenBLAS at one thread and parallelise over their own work.
+void blas_sync_threads() { scipy_openblas_set_num_threads(get_num_threads()); }
 
 // Note [BLAS layouts]
 //   BLAS addresses a matrix by a pointer, a leading dimension and a transpose flag. A row-major view (column
@@ -64,17 +63,15 @@ template <typename T> static void cblas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE
     scipy_cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc);
 }
 
+// One single-threaded BLAS call on a block that fits (the layouts were checked by the caller).
 template <typename T>
-bool gemm_blas(int64_t m, int64_t n, int64_t k, const Scalar &alpha, MatRef<const T> a, MatRef<const T> b,
-               const Scalar &beta, MatRef<T> c) {
-  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || k == 0) return false;  // k == 0: the reference scales C
+static void gemm_block(int64_t m, int64_t n, int64_t k, T al, MatRef<const T> a, MatRef<const T> b, T be,
+                       MatRef<T> c) {
   bool ta, tb, tc;
   int64_t lda, ldb, ldc;
-  if (!blas_layout(m, k, a.rs, a.cs, ta, lda) || !blas_layout(k, n, b.rs, b.cs, tb, ldb) ||
-      !blas_layout(m, n, c.rs, c.cs, tc, ldc))
-    return false;
-  blas_sync_threads();
-  T al = alpha.to<T>(), be = beta.to<T>();
+  blas_layout(m, k, a.rs, a.cs, ta, lda);
+  blas_layout(k, n, b.rs, b.cs, tb, ldb);
+  blas_layout(m, n, c.rs, c.cs, tc, ldc);
   if (!tc) {
     cblas_gemm<T>(ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), al,
                   a.data, int(lda), b.data, int(ldb), be, c.data, int(ldc));
@@ -82,6 +79,41 @@ bool gemm_blas(int64_t m, int64_t n, int64_t k, const Scalar &alpha, MatRef<cons
     cblas_gemm<T>(tb ? CblasNoTrans : CblasTrans, ta ? CblasNoTrans : CblasTrans, int(n), int(m), int(k), al,
                   b.data, int(ldb), a.data, int(lda), be, c.data, int(ldc));
   }
+}
+
+template <typename T>
+bool gemm_blas(int64_t m, int64_t n, int64_t k, const Scalar &alpha, MatRef<const T> a, MatRef<const T> b,
+               const Scalar &beta, MatRef<T> c) {
+  if (m > INT_MAX || n > INT_MAX || k > INT_MAX || k == 0) return false;  // k == 0: the reference scales C
+  bool tr;
+  int64_t ld;
+  if (!blas_layout(m, k, a.rs, a.cs, tr, ld) || !blas_layout(k, n, b.rs, b.cs, tr, ld) ||
+      !blas_layout(m, n, c.rs, c.cs, tr, ld))
+    return false;
+  const T al = alpha.to<T>(), be = beta.to<T>();
+  // Note [GEMM threads]: split C over our threads when there is enough work (~2 MFLOP per thread).
+  const int threads = in_parallel_region() ? 1 : get_num_threads();
+  const int64_t work = m * n * k;
+  const bool by_rows = m >= n;
+  const int64_t along = by_rows ? m : n;
+  const int64_t parts = std::min<int64_t>({threads, std::max<int64_t>(1, work >> 20), along / 16 + 1});
+  if (!in_parallel_region()) scipy_openblas_set_num_threads(1);
+  if (parts <= 1) {
+    gemm_block<T>(m, n, k, al, a, b, be, c);
+    return true;
+  }
+  // Blocks of whole 16-row (or column) panels, one per thread.
+  const int64_t per = ((along + parts - 1) / parts + 15) / 16 * 16;
+  parallel_for(0, parts, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t lo = p * per, len = std::min(along, lo + per) - lo;
+      if (len <= 0) continue;
+      if (by_rows)
+        gemm_block<T>(len, n, k, al, {a.data + lo * a.rs, a.rs, a.cs}, b, be, {c.data + lo * c.rs, c.rs, c.cs});
+      else
+        gemm_block<T>(m, len, k, al, a, {b.data + lo * b.cs, b.rs, b.cs}, be, {c.data + lo * c.cs, c.rs, c.cs});
+    }
+  });
   return true;
 }
 

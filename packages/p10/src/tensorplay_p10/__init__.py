@@ -13,7 +13,17 @@ Example:
 
 from __future__ import annotations
 
-import scipy_openblas32 as _openblas  # noqa: F401  loads libscipy_openblas.so before _C needs it (CMakeLists)
+import os as _os
+
+# Note [BLAS thread spin]
+#   OpenBLAS's worker threads busy-wait for 2^28 cycles (~0.1 s) after each GEMM before they sleep. Our
+#   elementwise kernels run on a separate OpenMP pool right after (x @ w + b): the spinning BLAS workers hold
+#   the cores and a 65k-element add took 5 ms instead of 10 us on a 2-core machine. 2^12 cycles (~1 us) keeps
+#   back-to-back GEMMs fast and frees the cores at once. It must be set before the library loads; a value the
+#   user set wins.
+_os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "12")
+
+import scipy_openblas32 as _openblas  # noqa: E402,F401  loads libscipy_openblas.so before _C needs it
 
 from . import library, linalg, ops, random, return_types
 from ._C import get_num_threads, set_num_threads
