@@ -32,15 +32,6 @@ _OWN_FILE = "checked against NumPy in its own test file ({}); OpInfo entry pendi
 
 KNOWN_UNCOVERED.update(
     {
-        "col2im": _OWN_FILE.format("test_conv.py"),
-        "conv1d": _OWN_FILE.format("test_conv.py"),
-        "conv2d": _OWN_FILE.format("test_conv.py"),
-        "conv3d": _OWN_FILE.format("test_conv.py"),
-        "conv_transpose1d": _OWN_FILE.format("test_conv.py"),
-        "conv_transpose2d": _OWN_FILE.format("test_conv.py"),
-        "conv_transpose3d": _OWN_FILE.format("test_conv.py"),
-        "convolution": _OWN_FILE.format("test_conv.py"),
-        "im2col": _OWN_FILE.format("test_conv.py"),
         "adaptive_avg_pool1d": _OWN_FILE.format("test_pool.py"),
         "adaptive_avg_pool2d": _OWN_FILE.format("test_pool.py"),
         "adaptive_avg_pool3d": _OWN_FILE.format("test_pool.py"),
