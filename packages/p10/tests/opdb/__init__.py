@@ -252,6 +252,7 @@ from . import (  # noqa: E402
     linalg_basic,  # noqa: F401
     nn,  # noqa: F401
     operators,  # noqa: F401
+    pool,  # noqa: F401
     reduce,  # noqa: F401
     reduce_stats,  # noqa: F401
     shape,  # noqa: F401

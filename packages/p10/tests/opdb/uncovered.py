@@ -32,21 +32,6 @@ _OWN_FILE = "checked against NumPy in its own test file ({}); OpInfo entry pendi
 
 KNOWN_UNCOVERED.update(
     {
-        "adaptive_avg_pool1d": _OWN_FILE.format("test_pool.py"),
-        "adaptive_avg_pool2d": _OWN_FILE.format("test_pool.py"),
-        "adaptive_avg_pool3d": _OWN_FILE.format("test_pool.py"),
-        "adaptive_max_pool1d": _OWN_FILE.format("test_pool.py"),
-        "adaptive_max_pool2d": _OWN_FILE.format("test_pool.py"),
-        "adaptive_max_pool3d": _OWN_FILE.format("test_pool.py"),
-        "avg_pool1d": _OWN_FILE.format("test_pool.py"),
-        "avg_pool2d": _OWN_FILE.format("test_pool.py"),
-        "avg_pool3d": _OWN_FILE.format("test_pool.py"),
-        "max_pool1d": _OWN_FILE.format("test_pool.py"),
-        "max_pool1d_with_indices": _OWN_FILE.format("test_pool.py"),
-        "max_pool2d": _OWN_FILE.format("test_pool.py"),
-        "max_pool2d_with_indices": _OWN_FILE.format("test_pool.py"),
-        "max_pool3d": _OWN_FILE.format("test_pool.py"),
-        "max_pool3d_with_indices": _OWN_FILE.format("test_pool.py"),
         "_upsample_nearest_exact1d": _OWN_FILE.format("test_interpolate.py"),
         "_upsample_nearest_exact2d": _OWN_FILE.format("test_interpolate.py"),
         "_upsample_nearest_exact3d": _OWN_FILE.format("test_interpolate.py"),
