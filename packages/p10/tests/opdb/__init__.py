@@ -258,5 +258,6 @@ from . import (  # noqa: E402
     shape,  # noqa: F401
     sort,  # noqa: F401
     unary,  # noqa: F401
+    upsample,  # noqa: F401
     views,  # noqa: F401
 )

@@ -32,16 +32,6 @@ _OWN_FILE = "checked against NumPy in its own test file ({}); OpInfo entry pendi
 
 KNOWN_UNCOVERED.update(
     {
-        "_upsample_nearest_exact1d": _OWN_FILE.format("test_interpolate.py"),
-        "_upsample_nearest_exact2d": _OWN_FILE.format("test_interpolate.py"),
-        "_upsample_nearest_exact3d": _OWN_FILE.format("test_interpolate.py"),
-        "upsample_bicubic2d": _OWN_FILE.format("test_interpolate.py"),
-        "upsample_bilinear2d": _OWN_FILE.format("test_interpolate.py"),
-        "upsample_linear1d": _OWN_FILE.format("test_interpolate.py"),
-        "upsample_nearest1d": _OWN_FILE.format("test_interpolate.py"),
-        "upsample_nearest2d": _OWN_FILE.format("test_interpolate.py"),
-        "upsample_nearest3d": _OWN_FILE.format("test_interpolate.py"),
-        "upsample_trilinear3d": _OWN_FILE.format("test_interpolate.py"),
         "cholesky": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
         "cholesky_inverse": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
         "cholesky_solve": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
