@@ -248,6 +248,7 @@ from . import (  # noqa: E402
     binary,  # noqa: F401
     compare,  # noqa: F401
     conv,  # noqa: F401
+    embedding,  # noqa: F401
     index,  # noqa: F401
     index_advanced,  # noqa: F401
     linalg_basic,  # noqa: F401

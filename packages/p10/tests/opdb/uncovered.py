@@ -63,9 +63,6 @@ KNOWN_UNCOVERED.update(
         "qr": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
         "slogdet": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
         "svd": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "_embedding_bag": _OWN_FILE.format("test_embedding_bag.py"),
-        "embedding_bag": _OWN_FILE.format("test_embedding_bag.py"),
-        "embedding_renorm_": _OWN_FILE.format("test_embedding_bag.py"),
         "poisson": _RANDOM,
     }
 )
