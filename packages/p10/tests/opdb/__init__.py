@@ -251,7 +251,9 @@ from . import (  # noqa: E402
     embedding,  # noqa: F401
     index,  # noqa: F401
     index_advanced,  # noqa: F401
+    linalg,  # noqa: F401
     linalg_basic,  # noqa: F401
+    linalg_spectral,  # noqa: F401
     nn,  # noqa: F401
     operators,  # noqa: F401
     pool,  # noqa: F401

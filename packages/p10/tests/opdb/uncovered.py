@@ -23,46 +23,5 @@ KNOWN_UNCOVERED: dict[str, str] = {
     "randperm": _RANDOM,
     "multinomial": _RANDOM,
     "native_dropout": _RANDOM + " (dropout's p=0 and eval paths are in the database)",
+    "poisson": _RANDOM,
 }
-
-
-# Ops added in the same change as this database: each has its own NumPy-referenced test file; an OpInfo
-# entry is owed (the ops' samples there are the model for it).
-_OWN_FILE = "checked against NumPy in its own test file ({}); OpInfo entry pending"
-
-KNOWN_UNCOVERED.update(
-    {
-        "cholesky": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "cholesky_inverse": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "cholesky_solve": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "det": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "inverse": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_cholesky": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_cholesky_ex": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_det": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_eigh": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_eigvalsh": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_inv": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_inv_ex": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_lstsq": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_matrix_norm": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_matrix_power": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_matrix_rank": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_norm": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_pinv": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_qr": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_slogdet": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_solve": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_solve_ex": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_svd": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_svdvals": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "linalg_vector_norm": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "logdet": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "matrix_power": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "pinverse": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "qr": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "slogdet": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "svd": _OWN_FILE.format("test_linalg.py / test_linalg_spectral.py"),
-        "poisson": _RANDOM,
-    }
-)
