@@ -244,17 +244,24 @@ def register(*infos: OpInfo) -> None:
 
 # Imported last: the family modules use the classes above (a partly initialised package is fine for that).
 from . import (  # noqa: E402
+    attention,  # noqa: F401
     binary,  # noqa: F401
     compare,  # noqa: F401
+    conv,  # noqa: F401
+    embedding,  # noqa: F401
     index,  # noqa: F401
     index_advanced,  # noqa: F401
+    linalg,  # noqa: F401
     linalg_basic,  # noqa: F401
+    linalg_spectral,  # noqa: F401
     nn,  # noqa: F401
     operators,  # noqa: F401
+    pool,  # noqa: F401
     reduce,  # noqa: F401
     reduce_stats,  # noqa: F401
     shape,  # noqa: F401
     sort,  # noqa: F401
     unary,  # noqa: F401
+    upsample,  # noqa: F401
     views,  # noqa: F401
 )
