@@ -183,6 +183,10 @@ typedef struct TP_Api {
   int (*op_arg_is_write)(const TP_Op *op, int64_t i);
   /* The root tensor `t` is a view of (borrowed), or NULL when `t` is not a view. */
   TP_Tensor *(*tensor_view_base)(const TP_Tensor *t);
+  /* Inference mode (thread-local): tensors created while it is on are inference tensors. */
+  int (*tensor_is_inference)(const TP_Tensor *t);
+  int (*tls_inference_mode)(void);
+  void (*tls_set_inference_mode)(int on);
 } TP_Api;
 
 /* Import P10's table. Returns NULL with a Python ImportError set when p10 is missing or too old.

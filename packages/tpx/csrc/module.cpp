@@ -260,6 +260,8 @@ NB_MODULE(_C, m) {
   m.def("_pop_saved_hooks", [] {
     if (!saved_hooks_stack().empty()) saved_hooks_stack().pop_back();
   });
+  m.def("_set_inference_mode", [](bool on) { api->tls_set_inference_mode(on); });
+  m.def("_inference_mode", [] { return api->tls_inference_mode() != 0; });
   m.def("_set_forward_ad", &set_forward_ad_enabled);
   m.def("_forward_ad_enabled", &forward_ad_enabled);
   m.def("_exit_dual_level", &exit_dual_level);

@@ -222,6 +222,9 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
     if (f.has_out_arg) refuse_out_variant(op);
     TP_Tensor *self = f.inplace ? args[0].v.tensor : nullptr;
     if (self) check_inplace(op, self);
+    if (self && api->tensor_is_inference(self) && !api->tls_inference_mode())
+      fail(TP_ERR_RUNTIME, "Inplace update to inference tensor outside InferenceMode is not allowed. You can make a "
+                           "clone to get a normal tensor before doing inplace update.");
 
     auto node = std::make_shared<FormulaNode>();
     node->f = &f;
@@ -238,6 +241,9 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
     size_t next_input = 0;
     auto save = [&](TP_Tensor *t, bool is_output, uint32_t nr, int64_t version) -> int {
       if (!t) return -1;
+      if (!is_output && api->tensor_is_inference(t) && !api->tls_inference_mode())
+        fail(TP_ERR_RUNTIME, "Inference tensors cannot be saved for backward. To work around you can make a clone "
+                             "to get a normal tensor and use it in autograd.");
       SavedVariable sv;
       sv.data = TensorRef::borrow(t);
       sv.saved_version = version;

@@ -350,3 +350,21 @@ def test_saved_tensors_hooks_pack_and_unpack() -> None:
     assert len(unpacked) == len(packed)
     xn = np.array([1.0, 2.0])
     np.testing.assert_allclose(x.grad.numpy(), np.exp(xn) * xn + np.exp(xn))
+
+
+def test_inference_tensors_cannot_enter_autograd() -> None:
+    w = leaf([1.0, 2.0])
+    with autograd.inference_mode():
+        assert autograd.is_inference_mode_enabled() and not autograd.is_grad_enabled()
+        t = tp.ones(2, dtype=tp.float64) * 3
+        assert t.is_inference() and not (w * 2).requires_grad
+    assert not autograd.is_inference_mode_enabled() and not tp.ones(1).is_inference()
+    with pytest.raises(RuntimeError, match="Inference tensors cannot be saved for backward"):
+        w * t  # mul saves both operands
+    assert (w + t).requires_grad  # add saves nothing: fine, as in PyTorch
+    with pytest.raises(
+        RuntimeError, match="Setting requires_grad=True on inference tensor outside InferenceMode"
+    ):
+        t.requires_grad_(True)
+    c = t.clone()
+    assert not c.is_inference() and (w * c).requires_grad

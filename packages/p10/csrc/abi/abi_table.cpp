@@ -341,6 +341,9 @@ int op_arg_is_write(const TP_Op *op, int64_t i) {
 }
 
 TP_Tensor *tensor_view_base(const TP_Tensor *t) { return handle(impl(t)->view_base.get()); }
+int tensor_is_inference(const TP_Tensor *t) { return impl(t)->is_inference; }
+int tls_inference_mode() { return inference_mode_enabled(); }
+void tls_set_inference_mode(int on) { set_inference_mode_enabled(on != 0); }
 
 void *tensor_autograd_meta(const TP_Tensor *t) { return impl(t)->autograd_meta; }
 void tensor_set_autograd_meta(TP_Tensor *t, void *meta, TP_Deleter deleter) {
@@ -366,6 +369,7 @@ const TP_Api g_api = {
     tensor_autograd_meta, tensor_set_autograd_meta,
     tls_included, tls_excluded, tls_set_included, tls_set_excluded,
     op_register_fallback, value_release, op_schema, op_arg_is_write, tensor_view_base,
+    tensor_is_inference, tls_inference_mode, tls_set_inference_mode,
 };
 
 }  // namespace

@@ -39,9 +39,18 @@ void *TensorImpl::data_ptr() const {
   return static_cast<char *>(storage->data) + storage_offset * itemsize();
 }
 
+static bool &inference_flag() {
+  thread_local bool on = false;
+  return on;
+}
+bool inference_mode_enabled() { return inference_flag(); }
+void set_inference_mode_enabled(bool on) { inference_flag() = on; }
+
 void set_requires_grad(TensorImpl &t, bool flag) {
   TP_CHECK(!flag || is_floating(t.dtype) || is_complex(t.dtype), Runtime,
            "only Tensors of floating point and complex dtype can require gradients, got ", scalar_type_name(t.dtype));
+  TP_CHECK(!flag || !t.is_inference || inference_mode_enabled(), Runtime,
+           "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.");
   t.requires_grad = flag;
 }
 

@@ -22,6 +22,13 @@ struct VersionCounter : RefCounted {
   std::atomic<int64_t> version{0};
 };
 
+// Note [Inference tensors]
+//   Inside `inference_mode()` (a thread-local flag, set by tpx through the C ABI) every new tensor is marked as
+//   an inference tensor: it can never enter autograd later (PyTorch's rule), so autograd may skip all
+//   bookkeeping for it. The mark is made when the TensorImpl is created.
+bool inference_mode_enabled();
+void set_inference_mode_enabled(bool on);
+
 struct TensorImpl : RefCounted {
   Ref<Storage> storage;
   Shape sizes, strides;
@@ -33,6 +40,7 @@ struct TensorImpl : RefCounted {
   bool requires_grad = false;
   bool is_contiguous = true;      // cached; recomputed by set_geometry()
   bool is_wrapped_number = false; // a Python scalar turned into a 0-d tensor (Note [Wrapped numbers])
+  bool is_inference = inference_mode_enabled();  // Note [Inference tensors]
   // For a view (make_view): the tensor it views, followed to the root. Autograd needs it to send an in-place
   // write into a view back to its base's history (tpx's Note [Views and in-place]).
   Ref<TensorImpl> view_base;

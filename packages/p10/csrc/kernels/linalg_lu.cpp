@@ -288,7 +288,8 @@ static Tensor linalg_matrix_power(const Tensor &A, int64_t n) {
                                  std::optional(A.device()));
     return call_op<Tensor>(TP_OP("contiguous"), call_op<Tensor>(TP_OP("expand"), eye, A.sizes()));
   }
-  Tensor base = n < 0 ? std::get<0>(inv_impl("linalg.inv", A, true)) : A;
+  // through the dispatcher (a Composite calls ops, not kernels), so autograd records the inverse too
+  Tensor base = n < 0 ? call_op<Tensor>(TP_OP("linalg_inv"), A) : A;
   uint64_t e = n < 0 ? uint64_t(-(n + 1)) + 1 : uint64_t(n);
   Tensor result;
   while (e > 0) {

@@ -156,6 +156,8 @@ void bind_tensor(nb::module_ &m) {
       .def("_bump_version", [](const PyTensor &p) { p.t.bump_version(); })
       .def_prop_ro("_is_wrapped_number", [](const PyTensor &p) { return p.t->is_wrapped_number; })
       .def_prop_ro("_requires_grad", [](const PyTensor &p) { return p.t->requires_grad; })
+      .def("is_inference", [](const PyTensor &p) { return p.t->is_inference; },
+           "Whether this tensor was made in inference mode (it can never enter autograd).")
       .def("_set_requires_grad", [](const PyTensor &p, bool flag) { set_requires_grad(*p.t.impl(), flag); })
       .def("item", [](const PyTensor &p) { return item(p.t); })
       .def("_impl_id", [](const PyTensor &p) { return reinterpret_cast<uintptr_t>(p.t.impl()); });

@@ -173,9 +173,7 @@ register(
         ),
         result_dtype=same_dtype,
         tolerances=TOL,
-        # A composite (matmuls, differentiable for n >= 0), but a negative n inverts through inv_impl, outside
-        # the dispatcher, so autograd treats A^-1 as a constant: gradcheck fails for n < 0 (reported).
-        differentiable=False,
+        # A composite of matmul and (n < 0) linalg_inv: autograd differentiates it through its parts.
         error_inputs=lambda op: [
             ErrorInput(
                 SampleInput(tp.ones(2, 3), (2,)),
@@ -195,7 +193,6 @@ register(
             for s, n in zip(_square_samples(op, dtype), [2, -3, 0], strict=False)
         ),
         tolerances=TOL,
-        differentiable=False,  # as linalg_matrix_power
     ),
 )
 

@@ -15,7 +15,6 @@ like PyTorch's.
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -105,32 +104,36 @@ class _Scoped(_GradModeContext):
         self._mode = mode
 
 
-class _InferenceState(threading.local):
-    enabled = False
-
-
-_INFERENCE = _InferenceState()
-
-
 def is_inference_mode_enabled() -> bool:
-    return _INFERENCE.enabled
+    return _C._inference_mode()
 
 
 class inference_mode(_GradModeContext):
-    """Like ``no_grad``, for code that will never need gradients (``mode=False`` makes it a no-op)."""
+    """Like ``no_grad``, for code that will never need gradients; tensors made inside are *inference
+    tensors* that can never enter autograd later (Note [Inference tensors] in P10's tensor.h).
+    ``mode=False`` makes it a no-op.
+
+        >>> import tensorplay as tp
+        >>> with tp.inference_mode():
+        ...     y = tp.ones(2) * 2
+        >>> y.is_inference(), y.requires_grad
+        (True, False)
+    """
 
     def __init__(self, mode: bool = True) -> None:
+        self._inference = bool(mode)
         self._mode = not mode
-        self._inference = mode
 
     def __enter__(self) -> None:
-        super().__enter__()
-        self._prev_inference = _INFERENCE.enabled
-        _INFERENCE.enabled = self._inference or _INFERENCE.enabled
+        self._prev_inference = _C._inference_mode()
+        if self._inference:
+            super().__enter__()
+            _C._set_inference_mode(True)
 
     def __exit__(self, *exc: Any) -> None:
-        _INFERENCE.enabled = self._prev_inference
-        super().__exit__(*exc)
+        if self._inference:
+            _C._set_inference_mode(self._prev_inference)
+            super().__exit__(*exc)
 
     def _clone(self) -> _GradModeContext:
         return inference_mode(self._inference)

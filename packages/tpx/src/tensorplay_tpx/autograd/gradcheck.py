@@ -36,7 +36,14 @@ def _differentiable_outputs(out: Any) -> list[Tensor]:
     return [o for o in _as_tuple(out) if isinstance(o, Tensor) and o.requires_grad]
 
 
-def _numerical_jacobian(fn: Callable[..., Any], inputs: tuple, i: int, eps: float, n_out: list[int]) -> list:
+def _differentiable_positions(out: Any) -> list[int]:
+    """Which outputs carry gradients (slogdet's sign does not): the numerical Jacobian uses the same ones."""
+    return [i for i, o in enumerate(_as_tuple(out)) if isinstance(o, Tensor) and o.requires_grad]
+
+
+def _numerical_jacobian(
+    fn: Callable[..., Any], inputs: tuple, i: int, eps: float, n_out: list[int], keep: list[int]
+) -> list:
     """One [n_in x n_out] float64 matrix per output: d out / d inputs[i] by central differences."""
     x = inputs[i]
     cols: list[list] = [[] for _ in n_out]
@@ -46,9 +53,9 @@ def _numerical_jacobian(fn: Callable[..., Any], inputs: tuple, i: int, eps: floa
         idx = _unravel(k, tuple(x.shape))
         orig = x[idx].item()
         _set(x, idx, orig + eps)
-        plus = [o.detach().reshape(-1).clone() for o in _outs(fn, inputs)]
+        plus = [o.detach().reshape(-1).clone() for o in _outs(fn, inputs, keep)]
         _set(x, idx, orig - eps)
-        minus = [o.detach().reshape(-1).clone() for o in _outs(fn, inputs)]
+        minus = [o.detach().reshape(-1).clone() for o in _outs(fn, inputs, keep)]
         _set(x, idx, orig)
         for j, (p, m) in enumerate(zip(plus, minus, strict=False)):
             cols[j].append(((p - m) / (2 * eps)).double())
@@ -68,8 +75,9 @@ def _unravel(k: int, shape: tuple) -> tuple:
     return tuple(reversed(idx))
 
 
-def _outs(fn: Callable[..., Any], inputs: tuple) -> list[Tensor]:
-    return [o for o in _as_tuple(fn(*inputs)) if isinstance(o, Tensor)]
+def _outs(fn: Callable[..., Any], inputs: tuple, keep: list[int]) -> list[Tensor]:
+    outs = _as_tuple(fn(*inputs))
+    return [outs[i] for i in keep]
 
 
 def _analytical_jacobian(outputs: list[Tensor], inputs: tuple, diff_idx: list[int]) -> dict:
@@ -109,11 +117,13 @@ def gradcheck(
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     if not diff_idx:
         raise ValueError("gradcheck expects at least one input tensor to require gradient")
-    outputs = _differentiable_outputs(func(*inputs))
+    first = func(*inputs)
+    outputs = _differentiable_outputs(first)
+    keep = _differentiable_positions(first)
     n_out = [o.numel() for o in outputs]
     analytical = _analytical_jacobian(outputs, inputs, diff_idx)
     for i in diff_idx:
-        numerical = _numerical_jacobian(func, inputs, i, eps, n_out)
+        numerical = _numerical_jacobian(func, inputs, i, eps, n_out, keep)
         for j in range(len(outputs)):
             a, n = analytical[(j, i)], numerical[j]
             if a.numel() == 0 and n.numel() == 0:

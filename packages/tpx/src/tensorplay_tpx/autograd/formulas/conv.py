@@ -130,6 +130,12 @@ def _windows_sum_transposed(g, in_spatial, k, s, p):
     planes = g.reshape(-1, 1, *g.shape[g.dim() - n :])
     ones = tp.ones([1, 1] + list(k), dtype=g.dtype)
     full = tp.convolution(planes, ones, None, s, [0] * n, [1] * n, True, [0] * n, 1)
+    # inputs after the last window (floor mode) get no gradient: pad the sums with zeros to cover them
+    pads = []
+    for d in reversed(range(n)):
+        pads += [0, max(0, p[d] + in_spatial[d] - full.shape[2 + d])]
+    if any(pads):
+        full = tp.pad(full, pads)
     for d in range(n):
         full = full.narrow(2 + d, p[d], in_spatial[d])
     return full
