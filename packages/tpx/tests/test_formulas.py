@@ -354,3 +354,140 @@ def test_forward_ad_matches_reverse_mode(name: str) -> None:
         got = fwAD.unpack_dual(out).tangent
     assert got is not None
     assert tp.allclose(got, expected, rtol=1e-6, atol=1e-8), (got, expected)
+
+
+# ---- beyond gradcheck: adjoint identities at size, errors, PyTorch's gradients -----------------------------
+@pytest.mark.parametrize(
+    ("mode", "align"),
+    [("nearest", None), ("nearest-exact", None), ("bilinear", False), ("bilinear", True), ("bicubic", False)],
+)
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64])
+def test_upsample_backward_is_the_adjoint_at_size(mode, align, dtype) -> None:
+    # <up(x), g> = <x, up^T g> for the linear map up: the float64 dot products are the reference. The gradient
+    # has over 1M elements (the kernel's threaded path), the input is a transposed view.
+    gen = tp.Generator().manual_seed(3)
+    x = tp.randn(2, 3, 300, 200, dtype=dtype, generator=gen).mT.requires_grad_(True)
+    y = tp.interpolate(x, size=(450, 385), mode=mode, align_corners=align)
+    g = tp.randn(y.shape, dtype=dtype, generator=gen)
+    assert g.numel() >= 1_000_000
+    (gx,) = tensorplay_tpx.autograd.grad(y, x, g)
+    lhs = float((y.to(tp.float64) * g.to(tp.float64)).sum())
+    rhs = float((x.detach().to(tp.float64) * gx.to(tp.float64)).sum())
+    tol = 1e-9 if dtype == tp.float64 else 1e-4
+    assert abs(lhs - rhs) <= tol * max(1.0, abs(lhs))
+
+
+def test_upsample_half_precision_gradient_matches_float32() -> None:
+    x = tp.randn(1, 2, 5, 6).requires_grad_(True)
+    xh = x.detach().to(tp.bfloat16).requires_grad_(True)
+    g = tp.randn(1, 2, 9, 11)
+    (gx,) = tensorplay_tpx.autograd.grad(tp.upsample_bilinear2d(x, [9, 11], False), x, g)
+    (gxh,) = tensorplay_tpx.autograd.grad(tp.upsample_bilinear2d(xh, [9, 11], False), xh, g.to(tp.bfloat16))
+    assert gxh.dtype == tp.bfloat16
+    assert tp.allclose(gxh.float(), gx, rtol=2e-2, atol=2e-2)
+
+
+def test_embedding_bag_scale_grad_by_freq() -> None:
+    # each row's gradient is divided by how often its index occurs in the batch (not the true derivative)
+    w = R(3, 2)
+    idx = tp.tensor([0, 0, 1, 2, 0])
+    out = tp.embedding_bag(idx, w, tp.tensor([0, 2]), mode="sum", scale_grad_by_freq=True)
+    g = tp.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=tp.float64)
+    (gw,) = tensorplay_tpx.autograd.grad(out, w, g)
+    # row 0: twice in bag 0, once in bag 1, frequency 3; rows 1 and 2: once in bag 1
+    expected = tp.tensor([[(2 * 1 + 3) / 3, (2 * 2 + 4) / 3], [3.0, 4.0], [3.0, 4.0]], dtype=tp.float64)
+    assert tp.allclose(gw, expected)
+
+
+def test_svd_full_matrices_non_square_has_no_derivative() -> None:
+    a = R(3, 2)
+    u, s, vh = tp.linalg_svd(a, True)
+    with pytest.raises(
+        NotImplementedError, match=r"linalg_svd: .*full_matrices=True.*non-square matrix \(3x2\)"
+    ):
+        tensorplay_tpx.autograd.grad((u[:, :2] @ tp.diag_embed(s) @ vh).sum(), a)
+
+
+def test_qr_mode_r_has_no_derivative() -> None:
+    a = R(3, 2)
+    _, r = tp.linalg_qr(a, "r")
+    with pytest.raises(RuntimeError, match="depends on Q, which is not computed when mode='r'"):
+        tensorplay_tpx.autograd.grad(r.sum(), a)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "upsample_bicubic2d_align",
+        "upsample_trilinear3d",
+        "upsample_nearest2d_down",
+        "quantile_tensor_q",
+        "nanquantile",
+        "scatter_reduce_prod_zeros",
+        "scatter_reduce_amax",
+        "embedding_bag_mean_pad",
+        "embedding_bag_max",
+        "im2col_dilated_T",
+        "qr_tall",
+        "qr_wide",
+        "svd_tall",
+        "lstsq_tall",
+        "lstsq_wide",
+    ],
+)
+def test_gradients_match_pytorch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    fn, args = CASES[name]
+    tfn = _TORCH_CASES[name](torch)
+    outs = fn(*args)
+    g = tp.randn(outs.shape, dtype=tp.float64, generator=tp.Generator().manual_seed(5))
+    ours = tensorplay_tpx.autograd.grad(outs, args, g)
+    targs = [torch.tensor(np.asarray(a.detach().numpy()), requires_grad=True) for a in args]
+    theirs = torch.autograd.grad(tfn(*targs), targs, torch.tensor(g.numpy()))
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
+
+
+_TORCH_CASES = {
+    "upsample_bicubic2d_align": lambda torch: (
+        lambda x: torch.ops.aten.upsample_bicubic2d(x, [4, 4], True, 1.5, 2.0)
+    ),
+    "upsample_trilinear3d": lambda torch: lambda x: torch.ops.aten.upsample_trilinear3d(x, [3, 3, 4], False),
+    "upsample_nearest2d_down": lambda torch: lambda x: torch.ops.aten.upsample_nearest2d(x.mT, [2, 3]),
+    "quantile_tensor_q": lambda torch: (
+        lambda a: torch.quantile(a[:, ::2], torch.tensor([0.2, 0.5, 1.0], dtype=torch.float64), 0)
+    ),
+    "nanquantile": lambda torch: (
+        lambda a: torch.nanquantile(
+            a.masked_fill(torch.tensor([False, True, False, False]), float("nan")), 0.4, 1
+        )
+    ),
+    "scatter_reduce_prod_zeros": lambda torch: (
+        lambda a, s: a.scatter_reduce(0, torch.tensor([0, 1, 0, 2, 3, 3]), s, "prod")
+    ),
+    "scatter_reduce_amax": lambda torch: (
+        lambda a, s: a.scatter_reduce(0, torch.tensor([0, 1, 0, 0]), s, "amax")
+    ),
+    "embedding_bag_mean_pad": lambda torch: (
+        lambda w: torch.nn.functional.embedding_bag(
+            torch.tensor([0, 2, 1, 1, 3]), w, torch.tensor([0, 3]), mode="mean", padding_idx=1
+        )
+    ),
+    "embedding_bag_max": lambda torch: (
+        lambda w: torch.nn.functional.embedding_bag(torch.tensor([[0, 2], [1, 1], [3, 0]]), w.mT, mode="max")
+    ),
+    "im2col_dilated_T": lambda torch: (
+        lambda x: torch.nn.functional.unfold(x.mT, [2, 2], [2, 1], [0, 1], [1, 1])
+    ),
+    "qr_tall": lambda torch: lambda a: (lambda q, r: q.sum() + 0.5 * r.sum())(*torch.linalg.qr(a)),
+    "qr_wide": lambda torch: lambda a: torch.linalg.qr(a)[1],
+    "svd_tall": lambda torch: (
+        lambda a: (lambda u, s, vh: (u * u[:1]).sum() + s.sum() + (vh * vh[:, :1]).sum())(
+            *torch.linalg.svd(a, full_matrices=False)
+        )
+    ),
+    "lstsq_tall": lambda torch: lambda a, b: torch.linalg.lstsq(a, b)[0],
+    "lstsq_wide": lambda torch: lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd")[0],
+}
