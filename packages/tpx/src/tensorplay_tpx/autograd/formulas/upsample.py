@@ -13,6 +13,9 @@ Note [Upsample gradients]
   exact weights of the forward call, in its precision (opmath: float32 for float32/16-bit, float64 for
   float64), border clamping, align_corners, explicit scales and the nearest2d legacy rule included. Since M_k
   is a constant, the backward is a matmul of the gradient and is differentiable again.
+  Why a dense matmul when M_k has only 1, 2 or 4 nonzeros per column: adding g times each tap with index_add
+  along the moved dim measured 2.5-4.5x slower than the GEMM at 64x64 -> 128x128 and 128x128 -> 256x256
+  (2-core machine); the dense backward is within 2x of PyTorch's (bilinear, bicubic), 7x for nearest.
 """
 
 from __future__ import annotations
