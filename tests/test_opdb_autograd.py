@@ -26,12 +26,6 @@ MAX_SAMPLES = 3
 NO_FORMULA: dict[str, str] = {
     "digamma": "needs polygamma(1, x), which P10 does not have yet",
     "as_strided": "the as_strided derivative (overlapping geometry) is not written yet",
-    "quantile": "the quantile derivative (interpolating between sorted values) is not written yet",
-    "nanquantile": "the quantile derivative (interpolating between sorted values) is not written yet",
-    "scatter[add]": "scatter with reduce= has no derivative yet",
-    "scatter_reduce[prod]": "scatter_reduce prod has no derivative yet",
-    "scatter_reduce[amax]": "scatter_reduce amax has no derivative yet",
-    "scatter_reduce[amin]": "scatter_reduce amin has no derivative yet",
     "einsum": "einsum with a repeated subscript inside one operand (a diagonal) has no derivative yet",
 }
 # Samples whose PyTorch gradient is defined differently from the derivative (gradcheck would rightly differ).

@@ -9,9 +9,15 @@ import pytest
 
 import tensorplay_p10 as tp
 import tensorplay_tpx  # noqa: F401
+from tensorplay_p10 import ops
 from tensorplay_tpx.autograd import gradcheck, gradgradcheck
 
 tp.manual_seed(0)
+
+
+def _nearest_exact(n):
+    """The nearest-exact upsample op of n spatial dims (named with a leading '_': not a tp function)."""
+    return lambda *a: ops.call(f"_upsample_nearest_exact{n}d", *a)
 
 
 def R(*s, pos=False):
@@ -180,6 +186,139 @@ CASES = {
     "eigvalsh": (lambda a: tp.linalg_eigvalsh(a + a.mT), (R(3, 3),)),
     "eigh_values": (lambda a: tp.linalg_eigh(a + a.mT)[0], (R(3, 3),)),
     "svdvals": (lambda a: tp.linalg_svdvals(a), (R(3, 2),)),
+    # resampling (formulas/upsample.py): every mode, align_corners, explicit scales, a transposed input
+    "upsample_nearest1d": (lambda x: tp.upsample_nearest1d(x, [7]), (R(1, 2, 3),)),
+    "upsample_nearest1d_scale": (lambda x: tp.upsample_nearest1d(x, [5], 1.7), (R(1, 1, 3),)),
+    "upsample_nearest2d": (lambda x: tp.upsample_nearest2d(x, [4, 5]), (R(1, 2, 2, 3),)),
+    "upsample_nearest2d_down": (lambda x: tp.upsample_nearest2d(x.mT, [2, 3]), (R(1, 1, 5, 4),)),
+    "upsample_nearest3d": (lambda x: tp.upsample_nearest3d(x, [3, 2, 4]), (R(1, 1, 2, 2, 2),)),
+    "upsample_nearest_exact1d": (lambda x: _nearest_exact(1)(x, [5]), (R(2, 1, 3),)),
+    "upsample_nearest_exact2d": (lambda x: _nearest_exact(2)(x, [3, 5]), (R(1, 1, 2, 3),)),
+    "upsample_nearest_exact3d": (lambda x: _nearest_exact(3)(x, [2, 3, 3]), (R(1, 1, 1, 2, 2),)),
+    "upsample_linear1d": (lambda x: tp.upsample_linear1d(x, [7], False), (R(1, 2, 4),)),
+    "upsample_linear1d_align": (lambda x: tp.upsample_linear1d(x, [5], True), (R(1, 1, 3),)),
+    "upsample_linear1d_scale": (lambda x: tp.upsample_linear1d(x, [6], False, 2.5), (R(1, 1, 3),)),
+    "upsample_bilinear2d": (lambda x: tp.upsample_bilinear2d(x, [5, 4], False), (R(1, 2, 3, 3),)),
+    "upsample_bilinear2d_align_T": (lambda x: tp.upsample_bilinear2d(x.mT, [4, 5], True), (R(1, 1, 3, 2),)),
+    "upsample_bilinear2d_down": (lambda x: tp.upsample_bilinear2d(x, [2, 3], False), (R(1, 1, 5, 5),)),
+    "upsample_bicubic2d": (lambda x: tp.upsample_bicubic2d(x, [5, 6], False), (R(1, 1, 3, 4),)),
+    "upsample_bicubic2d_align": (
+        lambda x: tp.upsample_bicubic2d(x, [4, 4], True, 1.5, 2.0),
+        (R(1, 2, 3, 2),),
+    ),
+    "upsample_trilinear3d": (lambda x: tp.upsample_trilinear3d(x, [3, 3, 4], False), (R(1, 1, 2, 2, 3),)),
+    "upsample_trilinear3d_align": (
+        lambda x: tp.upsample_trilinear3d(x, [2, 3, 3], True),
+        (R(1, 1, 2, 2, 2),),
+    ),
+    "im2col": (lambda x: tp.im2col(x, [2, 2], [1, 1], [1, 1], [2, 1]), (R(1, 2, 3, 4),)),
+    "im2col_dilated_T": (lambda x: tp.im2col(x.mT, [2, 2], [2, 1], [0, 1], [1, 1]), (R(2, 1, 4, 3),)),
+    "col2im": (lambda c: tp.col2im(c, [3, 4], [2, 2], [1, 1], [1, 1], [2, 1]), (R(1, 8, 10),)),
+    # embedding_bag (formulas/nn.py): every mode, per-sample weights, padding_idx, include_last_offset
+    "embedding_bag_sum": (
+        lambda w: tp.embedding_bag(tp.tensor([0, 2, 2, 1, 3]), w, tp.tensor([0, 2, 2]), mode="sum"),
+        (R(4, 3),),
+    ),
+    "embedding_bag_mean_pad": (
+        lambda w: tp.embedding_bag(
+            tp.tensor([0, 2, 1, 1, 3]), w, tp.tensor([0, 3]), mode="mean", padding_idx=1
+        ),
+        (R(4, 3),),
+    ),
+    "embedding_bag_psw": (
+        lambda w, p: tp.embedding_bag(
+            tp.tensor([0, 2, 2, 1]), w, tp.tensor([0, 1]), mode="sum", per_sample_weights=p
+        ),
+        (R(3, 2), R(4)),
+    ),
+    "embedding_bag_max": (
+        lambda w: tp.embedding_bag(tp.tensor([[0, 2], [1, 1], [3, 0]]), w.mT, mode="max"),
+        (R(3, 4),),
+    ),
+    "embedding_bag_last_offset": (
+        lambda w: tp.embedding_bag(
+            tp.tensor([0, 0, 1, 2]), w, tp.tensor([0, 1, 4]), mode="sum", include_last_offset=True
+        ),
+        (R(3, 2),),
+    ),
+    # quantiles (formulas/reduce.py): every interpolation, NaN-ignoring, tensor q, a strided input
+    "quantile": (lambda a: tp.quantile(a, 0.3), (R(7),)),
+    "quantile_dim_keep": (lambda a: tp.quantile(a, 0.6, 1, True), (R(3, 4),)),
+    "quantile_tensor_q": (
+        lambda a: tp.quantile(a[:, ::2], tp.tensor([0.2, 0.5, 1.0], dtype=tp.float64), 0),
+        (R(4, 6),),
+    ),
+    "quantile_lower": (lambda a: tp.quantile(a, 0.3, 0, interpolation="lower"), (R(5, 2),)),
+    "quantile_higher": (lambda a: tp.quantile(a, 0.3, 0, interpolation="higher"), (R(5, 2),)),
+    "quantile_midpoint": (lambda a: tp.quantile(a, 0.3, 0, interpolation="midpoint"), (R(5, 2),)),
+    "quantile_nearest": (lambda a: tp.quantile(a, 0.4, 1, interpolation="nearest"), (R(2, 6),)),
+    "nanquantile": (
+        lambda a: tp.nanquantile(a.masked_fill(tp.tensor([False, True, False, False]), float("nan")), 0.4, 1),
+        (R(3, 4),),
+    ),
+    "nanquantile_tensor_q": (
+        lambda a: tp.nanquantile(a, tp.tensor([0.25, 0.75], dtype=tp.float64), 1),
+        (R(2, 5),),
+    ),
+    # decompositions (formulas/linalg_decomp.py)
+    "qr_tall": (lambda a: (lambda q, r: q.sum() + 0.5 * r.sum())(*tp.linalg_qr(a)), (R(4, 3),)),
+    "qr_square_T": (lambda a: tp.linalg_qr(a.mT)[0] + tp.linalg_qr(a.mT)[1], (R(3, 3),)),
+    "qr_wide": (lambda a: tp.linalg_qr(a)[1], (R(2, 4),)),
+    "qr_wide_q": (lambda a: tp.linalg_qr(a)[0] * tp.linalg_qr(a)[1][:, :1].mT, (R(2, 3),)),
+    "svd_tall": (
+        lambda a: (lambda u, s, vh: (u * u[:1]).sum() + s.sum() + (vh * vh[:, :1]).sum())(
+            *tp.linalg_svd(a, False)
+        ),
+        (R(4, 3),),
+    ),
+    "svd_wide_vh": (
+        lambda a: (tp.linalg_svd(a, False)[2] ** 2 * tp.tensor([[1.0, 2, 3]], dtype=tp.float64)).sum(),
+        (R(2, 3),),
+    ),
+    "svd_square_full": (
+        lambda a: (lambda u, s, vh: (u @ vh).sum() + s.sum())(*tp.linalg_svd(a, True)),
+        (R(3, 3),),
+    ),
+    "lstsq_tall": (lambda a, b: tp.linalg_lstsq(a, b)[0], (R(5, 3), R(5, 2))),
+    "lstsq_vector": (lambda a, b: tp.linalg_lstsq(a, b)[0], (R(4, 2), R(4))),
+    "lstsq_wide": (lambda a, b: tp.linalg_lstsq(a, b)[0], (R(2, 4), R(2, 1))),
+    # scatter with a reduction (formulas/shape.py)
+    "scatter_add_reduce": (
+        lambda a, s: a.scatter(0, tp.tensor([0, 2, 0]), s, reduce="add"),
+        (R(3), R(4)),
+    ),
+    "scatter_multiply": (
+        lambda a, s: a.scatter(1, tp.tensor([[0, 1, 0]]), s, reduce="multiply"),
+        (R(2, 3), R(1, 3)),
+    ),
+    "scatter_value_multiply": (
+        lambda a: a.scatter(0, tp.tensor([0, 2, 0]), 1.5, reduce="multiply"),
+        (R(3),),
+    ),
+    "scatter_value_add": (lambda a: a.scatter(0, tp.tensor([1, 1]), 2.0, reduce="add"), (R(3),)),
+    "scatter_reduce_prod": (
+        lambda a, s: a.scatter_reduce(0, tp.tensor([0, 1, 0, 0]), s, "prod"),
+        (R(3), R(4)),
+    ),
+    "scatter_reduce_prod_excl": (
+        lambda a, s: a.scatter_reduce(0, tp.tensor([0, 1, 0]), s, "prod", include_self=False),
+        (R(3), R(3)),
+    ),
+    "scatter_reduce_prod_zeros": (
+        lambda a, s: a.scatter_reduce(0, tp.tensor([0, 1, 0, 2, 3, 3]), s, "prod"),
+        (
+            tp.tensor([0.5, 0.0, 2.0, 0.0], dtype=tp.float64).requires_grad_(True),
+            tp.tensor([0.0, 1.3, -0.7, 0.0, 0.0, 1.1], dtype=tp.float64).requires_grad_(True),
+        ),
+    ),
+    "scatter_reduce_amax": (
+        lambda a, s: a.scatter_reduce(0, tp.tensor([0, 1, 0, 0]), s, "amax"),
+        (R(3), R(4)),
+    ),
+    "scatter_reduce_amin_excl_T": (
+        lambda a, s: a.mT.scatter_reduce(1, tp.tensor([[0, 0], [1, 0]]), s, "amin", include_self=False),
+        (R(3, 2), R(2, 2)),
+    ),
 }
 
 
@@ -189,15 +328,8 @@ def test_gradcheck(name: str) -> None:
     assert gradcheck(fn, args)
 
 
-# Double backward needs the derivative of what the backward formula calls: svdvals' backward calls svd, which
-# has no formula yet.
-NO_GRADGRAD = {"svdvals": "the backward of svdvals calls linalg_svd, which has no derivative formula yet"}
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_gradgradcheck(name: str) -> None:
-    if name in NO_GRADGRAD:
-        pytest.skip(NO_GRADGRAD[name])
     fn, args = CASES[name]
     assert gradgradcheck(fn, args)
 
@@ -222,3 +354,140 @@ def test_forward_ad_matches_reverse_mode(name: str) -> None:
         got = fwAD.unpack_dual(out).tangent
     assert got is not None
     assert tp.allclose(got, expected, rtol=1e-6, atol=1e-8), (got, expected)
+
+
+# ---- beyond gradcheck: adjoint identities at size, errors, PyTorch's gradients -----------------------------
+@pytest.mark.parametrize(
+    ("mode", "align"),
+    [("nearest", None), ("nearest-exact", None), ("bilinear", False), ("bilinear", True), ("bicubic", False)],
+)
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64])
+def test_upsample_backward_is_the_adjoint_at_size(mode, align, dtype) -> None:
+    # <up(x), g> = <x, up^T g> for the linear map up: the float64 dot products are the reference. The gradient
+    # has over 1M elements (the kernel's threaded path), the input is a transposed view.
+    gen = tp.Generator().manual_seed(3)
+    x = tp.randn(2, 3, 300, 200, dtype=dtype, generator=gen).mT.requires_grad_(True)
+    y = tp.interpolate(x, size=(450, 385), mode=mode, align_corners=align)
+    g = tp.randn(y.shape, dtype=dtype, generator=gen)
+    assert g.numel() >= 1_000_000
+    (gx,) = tensorplay_tpx.autograd.grad(y, x, g)
+    lhs = float((y.to(tp.float64) * g.to(tp.float64)).sum())
+    rhs = float((x.detach().to(tp.float64) * gx.to(tp.float64)).sum())
+    tol = 1e-9 if dtype == tp.float64 else 1e-4
+    assert abs(lhs - rhs) <= tol * max(1.0, abs(lhs))
+
+
+def test_upsample_half_precision_gradient_matches_float32() -> None:
+    x = tp.randn(1, 2, 5, 6).requires_grad_(True)
+    xh = x.detach().to(tp.bfloat16).requires_grad_(True)
+    g = tp.randn(1, 2, 9, 11)
+    (gx,) = tensorplay_tpx.autograd.grad(tp.upsample_bilinear2d(x, [9, 11], False), x, g)
+    (gxh,) = tensorplay_tpx.autograd.grad(tp.upsample_bilinear2d(xh, [9, 11], False), xh, g.to(tp.bfloat16))
+    assert gxh.dtype == tp.bfloat16
+    assert tp.allclose(gxh.float(), gx, rtol=2e-2, atol=2e-2)
+
+
+def test_embedding_bag_scale_grad_by_freq() -> None:
+    # each row's gradient is divided by how often its index occurs in the batch (not the true derivative)
+    w = R(3, 2)
+    idx = tp.tensor([0, 0, 1, 2, 0])
+    out = tp.embedding_bag(idx, w, tp.tensor([0, 2]), mode="sum", scale_grad_by_freq=True)
+    g = tp.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=tp.float64)
+    (gw,) = tensorplay_tpx.autograd.grad(out, w, g)
+    # row 0: twice in bag 0, once in bag 1, frequency 3; rows 1 and 2: once in bag 1
+    expected = tp.tensor([[(2 * 1 + 3) / 3, (2 * 2 + 4) / 3], [3.0, 4.0], [3.0, 4.0]], dtype=tp.float64)
+    assert tp.allclose(gw, expected)
+
+
+def test_svd_full_matrices_non_square_has_no_derivative() -> None:
+    a = R(3, 2)
+    u, s, vh = tp.linalg_svd(a, True)
+    with pytest.raises(
+        NotImplementedError, match=r"linalg_svd: .*full_matrices=True.*non-square matrix \(3x2\)"
+    ):
+        tensorplay_tpx.autograd.grad((u[:, :2] @ tp.diag_embed(s) @ vh).sum(), a)
+
+
+def test_qr_mode_r_has_no_derivative() -> None:
+    a = R(3, 2)
+    _, r = tp.linalg_qr(a, "r")
+    with pytest.raises(RuntimeError, match="depends on Q, which is not computed when mode='r'"):
+        tensorplay_tpx.autograd.grad(r.sum(), a)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "upsample_bicubic2d_align",
+        "upsample_trilinear3d",
+        "upsample_nearest2d_down",
+        "quantile_tensor_q",
+        "nanquantile",
+        "scatter_reduce_prod_zeros",
+        "scatter_reduce_amax",
+        "embedding_bag_mean_pad",
+        "embedding_bag_max",
+        "im2col_dilated_T",
+        "qr_tall",
+        "qr_wide",
+        "svd_tall",
+        "lstsq_tall",
+        "lstsq_wide",
+    ],
+)
+def test_gradients_match_pytorch(name: str) -> None:
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    fn, args = CASES[name]
+    tfn = _TORCH_CASES[name](torch)
+    outs = fn(*args)
+    g = tp.randn(outs.shape, dtype=tp.float64, generator=tp.Generator().manual_seed(5))
+    ours = tensorplay_tpx.autograd.grad(outs, args, g)
+    targs = [torch.tensor(np.asarray(a.detach().numpy()), requires_grad=True) for a in args]
+    theirs = torch.autograd.grad(tfn(*targs), targs, torch.tensor(g.numpy()))
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-10, atol=1e-12)
+
+
+_TORCH_CASES = {
+    "upsample_bicubic2d_align": lambda torch: (
+        lambda x: torch.ops.aten.upsample_bicubic2d(x, [4, 4], True, 1.5, 2.0)
+    ),
+    "upsample_trilinear3d": lambda torch: lambda x: torch.ops.aten.upsample_trilinear3d(x, [3, 3, 4], False),
+    "upsample_nearest2d_down": lambda torch: lambda x: torch.ops.aten.upsample_nearest2d(x.mT, [2, 3]),
+    "quantile_tensor_q": lambda torch: (
+        lambda a: torch.quantile(a[:, ::2], torch.tensor([0.2, 0.5, 1.0], dtype=torch.float64), 0)
+    ),
+    "nanquantile": lambda torch: (
+        lambda a: torch.nanquantile(
+            a.masked_fill(torch.tensor([False, True, False, False]), float("nan")), 0.4, 1
+        )
+    ),
+    "scatter_reduce_prod_zeros": lambda torch: (
+        lambda a, s: a.scatter_reduce(0, torch.tensor([0, 1, 0, 2, 3, 3]), s, "prod")
+    ),
+    "scatter_reduce_amax": lambda torch: (
+        lambda a, s: a.scatter_reduce(0, torch.tensor([0, 1, 0, 0]), s, "amax")
+    ),
+    "embedding_bag_mean_pad": lambda torch: (
+        lambda w: torch.nn.functional.embedding_bag(
+            torch.tensor([0, 2, 1, 1, 3]), w, torch.tensor([0, 3]), mode="mean", padding_idx=1
+        )
+    ),
+    "embedding_bag_max": lambda torch: (
+        lambda w: torch.nn.functional.embedding_bag(torch.tensor([[0, 2], [1, 1], [3, 0]]), w.mT, mode="max")
+    ),
+    "im2col_dilated_T": lambda torch: (
+        lambda x: torch.nn.functional.unfold(x.mT, [2, 2], [2, 1], [0, 1], [1, 1])
+    ),
+    "qr_tall": lambda torch: lambda a: (lambda q, r: q.sum() + 0.5 * r.sum())(*torch.linalg.qr(a)),
+    "qr_wide": lambda torch: lambda a: torch.linalg.qr(a)[1],
+    "svd_tall": lambda torch: (
+        lambda a: (lambda u, s, vh: (u * u[:1]).sum() + s.sum() + (vh * vh[:, :1]).sum())(
+            *torch.linalg.svd(a, full_matrices=False)
+        )
+    ),
+    "lstsq_tall": lambda torch: lambda a, b: torch.linalg.lstsq(a, b)[0],
+    "lstsq_wide": lambda torch: lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd")[0],
+}

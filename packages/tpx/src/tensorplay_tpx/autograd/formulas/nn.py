@@ -251,3 +251,39 @@ def _embedding(ctx, grad):
         counts = tp.bincount(idx, minlength=ctx.weight_shape[0])
         g = g / counts[idx].unsqueeze(1)
     return tp.zeros(ctx.weight_shape, dtype=grad.dtype).index_add(0, idx, g), None
+
+
+# ---- embedding_bag -----------------------------------------------------------------------------------------
+# Only the kernel _embedding_bag has a formula; the Composite embedding_bag (2-D input, max_norm) is recorded
+# through it. Its extra outputs (Note [Bags] in kernels/embedding_bag.cpp) say where each row went:
+# offset2bag[i] is the bag of indices[i] (-1 for none), bag_size[b] how many rows bag b took, and
+# max_indices[b, d] the row that gave bag b's maximum in column d (-1 for an empty bag).
+@derivative("_embedding_bag", save=("weight", "indices", "per_sample_weights"), results=True)
+def _embedding_bag(ctx, grad, *_unused):
+    _, offset2bag, bag_size, max_indices = ctx.results
+    indices = ctx.indices.to(tp.int64)
+    num = ctx.weight.shape[0]
+    gw = gpsw = None
+    if ctx.mode == 2:  # max: each output element came from one row of weight
+        if ctx.needs_input_grad["weight"]:
+            taken = (max_indices >= 0).to(grad.dtype)
+            rows = max_indices.clamp(min=0)
+            gw = tp.zeros(num, grad.shape[1], dtype=grad.dtype).scatter_add(0, rows, grad * taken)
+        return gw, None, None, None
+    # sum / mean: row indices[i] (times its weight, over the bag size) went into bag offset2bag[i]
+    used = (offset2bag >= 0) & (indices != ctx.padding_idx) if ctx.padding_idx >= 0 else offset2bag >= 0
+    bag = offset2bag.clamp(min=0)
+    per_row = grad.index_select(0, bag) * used.to(grad.dtype).unsqueeze(1)
+    if ctx.mode == 1:
+        per_row = per_row / bag_size.clamp(min=1).index_select(0, bag).to(grad.dtype).unsqueeze(1)
+    psw = ctx.per_sample_weights
+    if ctx.needs_input_grad["weight"]:
+        scaled = per_row if psw is None else per_row * psw.unsqueeze(1)
+        if ctx.scale_grad_by_freq:  # each row's gradient divided by how often its index occurs
+            ones = tp.ones(indices.shape, dtype=grad.dtype)
+            freq = tp.zeros(num, dtype=grad.dtype).index_add(0, indices, ones)
+            scaled = scaled / freq.index_select(0, indices).unsqueeze(1)
+        gw = tp.zeros(num, grad.shape[1], dtype=grad.dtype).index_add(0, indices, scaled)
+    if psw is not None and ctx.needs_input_grad["per_sample_weights"]:
+        gpsw = (per_row * ctx.weight.index_select(0, indices)).sum(1)
+    return gw, None, None, gpsw

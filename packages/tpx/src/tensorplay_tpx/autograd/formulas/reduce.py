@@ -275,3 +275,71 @@ def _cummax(ctx, grad, _indices_grad):
 
 
 nondifferentiable("histc")
+
+
+# ---- quantile / nanquantile ------------------------------------------------------------------------------
+# Note [Quantile gradients]
+#   Per row, q's quantile reads the sorted values at ranks lo = floor(r) and hi = ceil(r), r = q (m - 1), with
+#   m the row's length (nanquantile: its count of non-NaN values, which sort last), and mixes them with the
+#   interpolation's weights: linear 1 - (r - lo) and r - lo, lower 1 and 0, higher 0 and 1, midpoint 1/2 and
+#   1/2, nearest all on round-half-even(r). The gradient goes back to the two elements at those ranks with the
+#   same weights. The weights and ranks are constants of the input (piecewise), so the formula is linear in
+#   the gradient and differentiates again.
+def _quantile_weights(rank: tp.Tensor, interpolation: str) -> tuple[tp.Tensor, tp.Tensor, tp.Tensor]:
+    """(lo, hi, weight of hi) of Note [Quantile gradients]."""
+    lo, hi = rank.floor(), rank.ceil()
+    if interpolation == "linear":
+        w = rank - lo
+    elif interpolation == "lower":
+        w = tp.zeros_like(rank)
+    elif interpolation == "higher":
+        w = tp.ones_like(rank)
+    elif interpolation == "midpoint":
+        w = tp.full_like(rank, 0.5)
+    else:  # nearest: the kernel's nearbyint (round half to even)
+        lo = hi = rank.round()
+        w = tp.zeros_like(rank)
+    return lo, hi, w
+
+
+@derivative("quantile", "nanquantile", save=("self", "q"))
+@derivative("quantile.scalar", "nanquantile.scalar", save=("self",))
+def _quantile(ctx, grad):
+    x = ctx.self.detach()
+    dim = ctx.dim
+    rows = x.reshape(-1) if dim is None else x.movedim(dim, -1)  # [*batch, n]
+    n = rows.shape[-1]
+    q = ctx.q
+    q_is_list = isinstance(q, tp.Tensor) and q.dim() == 1
+    qv = (
+        (q.detach() if isinstance(q, tp.Tensor) else tp.tensor(float(q), dtype=tp.float64))
+        .to(tp.float64)
+        .reshape(-1)
+    )
+    batch = list(rows.shape[:-1])
+    nq = qv.shape[0]
+    # the gradient as [Q, *batch]
+    g = grad
+    if not q_is_list:
+        g = g.unsqueeze(0)
+    g = g.reshape([nq] + batch)
+    order = rows.argsort(-1)  # NaNs sort last
+    if ctx.op_name.startswith("nanquantile"):
+        m = (rows == rows).sum(-1).to(tp.float64)
+    else:
+        m = tp.full(batch, float(n), dtype=tp.float64)
+    rank = qv.reshape([nq] + [1] * len(batch)) * (m.unsqueeze(0) - 1)
+    lo, hi, w = _quantile_weights(rank, ctx.interpolation)
+    # rows with no value (all NaN) or NaN results got NaN; their ranks are clamped only to stay in range
+    lo, hi = lo.clamp(0, n - 1).to(tp.int64), hi.clamp(0, n - 1).to(tp.int64)
+    w = w.to(grad.dtype)
+    order = order.unsqueeze(0).expand([nq] + batch + [n])
+    src_lo = order.gather(-1, lo.unsqueeze(-1))
+    src_hi = order.gather(-1, hi.unsqueeze(-1))
+    out = tp.zeros([nq] + batch + [n], dtype=grad.dtype)
+    out = out.scatter_add(-1, src_lo, ((1 - w) * g).unsqueeze(-1)).scatter_add(
+        -1, src_hi, (w * g).unsqueeze(-1)
+    )
+    out = out.sum(0)
+    out = out.reshape(ctx.self_shape) if dim is None else out.movedim(-1, dim)
+    return out if not isinstance(q, tp.Tensor) else (out, None)

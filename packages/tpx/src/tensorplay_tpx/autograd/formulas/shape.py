@@ -225,17 +225,77 @@ def _fit_src(g: tp.Tensor, src_shape: tuple) -> tp.Tensor:
     return tp.pad(g, pads) if any(pads) else g
 
 
-@derivative("scatter_.src", save=("index",))
+def _src_part(src: tp.Tensor, index: tp.Tensor) -> tp.Tensor:
+    """The index-shaped corner of ``src``: the values scatter actually reads."""
+    for d, n in enumerate(index.shape):
+        if src.shape[d] != n:
+            src = src.narrow(d, 0, n)
+    return src
+
+
+def _prod_grads(ctx, grad, include_self: bool):
+    """Gradients of ``out = self * prod(src at each index)`` (scatter_reduce 'prod', scatter 'multiply').
+
+    Note [Product gradients with zeros]: d out / d x is the product of the *other* factors. For a nonzero x
+    that is P / x * Z, with P the product of the nonzero factors and Z that of the zero ones (1 when there
+    are none). For x == 0 it is P times the product of the *other* zeros: 1 when x is the only zero, the
+    other zero when there are two (their sum minus x), 0 when there are more. Every piece is
+    computed from the inputs with TensorPlay ops, never read from the result, so the formula differentiates
+    again with the right second derivatives at zeros too.
+    """
+    dim, index = ctx.dim, ctx.index
+    x, src = ctx.self, _src_part(ctx.src, ctx.index)
+
+    def split(v):  # (v with zeros replaced by 1, v's zeros with the rest 1, v's zeros with the rest 0)
+        zero = v == 0
+        one, none = tp.ones_like(v), tp.zeros_like(v)
+        return tp.where(zero, one, v), tp.where(zero, v, one), tp.where(zero, v, none), zero.to(grad.dtype)
+
+    s_nz, s_z1, s_z0, s_cnt = split(src)
+    if include_self:
+        x_nz, x_z1, x_z0, x_cnt = split(x)
+    else:
+        x_nz = x_z1 = tp.ones_like(grad)
+        x_z0 = x_cnt = tp.zeros_like(grad)
+    p = x_nz.scatter_reduce(dim, index, s_nz, "prod", include_self=True)  # the nonzero factors
+    z = x_z1.scatter_reduce(dim, index, s_z1, "prod", include_self=True)  # the zero factors
+    zsum = x_z0.scatter_add(dim, index, s_z0)  # their sum (value 0)
+    nz = x_cnt.scatter_add(dim, index, s_cnt)  # how many
+
+    def factor_grad(v, v_nz, p, z, zsum, nz, g):
+        other_zeros = tp.where(nz == 1, tp.ones_like(p), tp.where(nz == 2, zsum - v, tp.zeros_like(p)))
+        return g * tp.where(v != 0, p / v_nz * z, p * other_zeros)
+
+    gself = None
+    if ctx.needs_input_grad["self"]:
+        if include_self:
+            gself = factor_grad(x, x_nz, p, z, zsum, nz, grad)
+        else:
+            gself = grad.scatter(dim, index, 0)
+    gsrc = None
+    if ctx.needs_input_grad["src"]:
+        at = [t.gather(dim, index) for t in (p, z, zsum, nz, grad)]
+        gsrc = _fit_src(factor_grad(src, s_nz, *at), ctx.src_shape)
+    return gself, None, gsrc
+
+
+@derivative("scatter.src", "scatter_.src", save=("self", "index", "src"))
 def _scatter_src(ctx, grad):
-    if ctx.reduce is not None:
-        raise NotImplementedError("the derivative for 'scatter' with reduce= is not implemented.")
-    return grad.scatter(ctx.dim, ctx.index, 0), None, _fit_src(grad.gather(ctx.dim, ctx.index), ctx.src_shape)
+    if ctx.reduce == "multiply":  # out = self * (each src written there)
+        return _prod_grads(ctx, grad, True)
+    gsrc = _fit_src(grad.gather(ctx.dim, ctx.index), ctx.src_shape)
+    if ctx.reduce == "add":  # out = self + (each src written there)
+        return grad, None, gsrc
+    return grad.scatter(ctx.dim, ctx.index, 0), None, gsrc
 
 
 @derivative("scatter_.value", save=("index",))
 def _scatter_value(ctx, grad):
-    if ctx.reduce is not None:
-        raise NotImplementedError("the derivative for 'scatter' with reduce= is not implemented.")
+    if ctx.reduce == "add":
+        return grad, None
+    if ctx.reduce == "multiply":  # out = self * value ** (how many indices hit that element)
+        hits = tp.zeros_like(grad).scatter_add(ctx.dim, ctx.index, tp.ones(ctx.index.shape, dtype=grad.dtype))
+        return grad * tp.pow(tp.full_like(grad, float(ctx.value)), hits), None
     return grad.scatter(ctx.dim, ctx.index, 0), None
 
 
@@ -244,12 +304,31 @@ def _scatter_add(ctx, grad):
     return grad, None, _fit_src(grad.gather(ctx.dim, ctx.index), ctx.src_shape)
 
 
-@derivative("scatter_reduce_.two", save=("index",))
+def _extremum_grads(ctx, grad):
+    """amax / amin: the gradient is shared evenly among the values equal to the result (self included when
+    include_self), as PyTorch does."""
+    dim, index, r = ctx.dim, ctx.index, ctx.result
+    x, src = ctx.self, _src_part(ctx.src, ctx.index)
+    r_at = r.gather(dim, index)
+    hit_src = (src == r_at).to(grad.dtype)
+    if ctx.include_self:
+        hit_self = (x == r).to(grad.dtype)
+    else:  # untouched elements keep self (their own maximum); touched ones take only src
+        touched = tp.zeros_like(grad).scatter(dim, index, 1.0)
+        hit_self = 1 - touched
+    count = hit_self.scatter_add(dim, index, hit_src)
+    share = grad / count
+    gself = share * hit_self
+    gsrc = _fit_src(share.gather(dim, index) * hit_src, ctx.src_shape)
+    return gself, None, gsrc
+
+
+@derivative("scatter_reduce.two", "scatter_reduce_.two", save=("self", "index", "src"), results=True)
 def _scatter_reduce(ctx, grad):
-    if ctx.reduce not in ("sum", "mean"):
-        raise NotImplementedError(
-            f"the derivative for 'scatter_reduce' with reduce='{ctx.reduce}' is not implemented."
-        )
+    if ctx.reduce == "prod":
+        return _prod_grads(ctx, grad, ctx.include_self)
+    if ctx.reduce in ("amax", "amin"):
+        return _extremum_grads(ctx, grad)
     gsrc = grad.gather(ctx.dim, ctx.index)
     gself = grad if ctx.include_self else grad.scatter(ctx.dim, ctx.index, 0)
     if ctx.reduce == "mean":  # each output was divided by how many values met there (self included or not)
