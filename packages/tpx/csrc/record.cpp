@@ -229,11 +229,12 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
     auto node = std::make_shared<FormulaNode>();
     node->f = &f;
     node->next_edges = collect_edges(in);
-    // An in-place op overwrites `self`: a formula that needs the old value gets a copy taken now.
+    // An in-place op overwrites `self`: a formula that needs the old value gets a copy taken now. The copy is
+    // recorded (CloneBackward to self's old history), so a double backward through it reaches that history.
     TensorRef old_self;
     if (self && ((!f.save_arg.empty() && f.save_arg[0]) || forward)) {
       static const TP_Op *clone = find_op("clone");
-      old_self = call1_below_autograd(clone, {tv(TensorRef::borrow(self))});
+      old_self = call1(clone, {tv(TensorRef::borrow(self))});
     }
     redispatch(op, args, nargs, outs, nouts);
 

@@ -368,3 +368,12 @@ def test_inference_tensors_cannot_enter_autograd() -> None:
         t.requires_grad_(True)
     c = t.clone()
     assert not c.is_inference() and (w * c).requires_grad
+
+
+def test_double_backward_through_an_in_place_op() -> None:
+    x = leaf([1.0, 2.0])
+    y = x * 1
+    y.mul_(x)  # y = x^2: mul_ keeps a recorded copy of self's old value
+    (g,) = autograd.grad(y.sum(), x, create_graph=True)
+    (gg,) = autograd.grad(g.sum(), x)
+    assert g.tolist() == [2.0, 4.0] and gg.tolist() == [2.0, 2.0]
