@@ -112,6 +112,32 @@ def _unfold(ctx, grad):
     return g
 
 
+def _last_position(shape, stride, offset) -> int:
+    """The highest storage position a geometry reaches (offset - 1 when it has no element)."""
+    if any(s == 0 for s in shape):
+        return offset - 1
+    return offset + sum((s - 1) * st for s, st in zip(shape, stride, strict=True))
+
+
+@derivative("as_strided", view=True, save=("self",))
+def _as_strided(ctx, grad):
+    # Work on a flat copy of the storage both geometries address: scatter-add the output's gradient to the
+    # storage positions it read (overlapping outputs add up), then read the input's positions back, sharing a
+    # position's gradient among the input elements that alias it (an expanded input).
+    x = ctx.self
+    in_shape, in_stride, in_offset = tuple(x.shape), tuple(x.stride()), x.storage_offset()
+    out_offset = in_offset if ctx.storage_offset is None else ctx.storage_offset
+    n = 1 + max(
+        _last_position(in_shape, in_stride, in_offset), _last_position(ctx.size, ctx.stride, out_offset), 0
+    )
+    positions = tp.arange(n)
+    out_pos = positions.as_strided(ctx.size, ctx.stride, out_offset).reshape(-1)
+    flat = tp.zeros(n, dtype=grad.dtype).index_add(0, out_pos, grad.reshape(-1))
+    in_pos = positions.as_strided(in_shape, in_stride, in_offset).reshape(-1)
+    count = tp.zeros(n, dtype=grad.dtype).index_add(0, in_pos, tp.ones(in_pos.shape, dtype=grad.dtype))
+    return (flat / count.clamp(min=1)).index_select(0, in_pos).reshape(in_shape)
+
+
 # ---- copies
 # ----------------------------------------------------------------------------------------------------
 @derivative("clone", "contiguous")
