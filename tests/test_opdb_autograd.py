@@ -24,7 +24,6 @@ MAX_SAMPLES = 3
 
 # Entries whose forward is differentiable in PyTorch but whose derivative is not written yet, with the reason.
 NO_FORMULA: dict[str, str] = {
-    "digamma": "needs polygamma(1, x), which P10 does not have yet",
     "einsum": "einsum with a repeated subscript inside one operand (a diagonal) has no derivative yet",
 }
 # Samples whose PyTorch gradient is defined differently from the derivative (gradcheck would rightly differ).

@@ -493,3 +493,24 @@ _TORCH_CASES = {
     "lstsq_tall": lambda torch: lambda a, b: torch.linalg.lstsq(a, b)[0],
     "lstsq_wide": lambda torch: lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd")[0],
 }
+
+
+def test_digamma_derivative_is_trigamma() -> None:
+    # trigamma reference values (float64, from the defining series sum_k 1/(x+k)^2, summed to convergence)
+    xs = [0.25, 1.0, 2.5, 10.0, -0.5, -2.25]
+
+    def trigamma_ref(x: float) -> float:
+        import math
+
+        if x < 0.5:
+            return (math.pi / math.sin(math.pi * x)) ** 2 - trigamma_ref(1 - x)
+        total, k = 0.0, 0
+        while k < 200_000:
+            total += 1.0 / (x + k) ** 2
+            k += 1
+        return total + 1.0 / (x + k) + 1.0 / (2 * (x + k) ** 2)  # tail of the series
+
+    x = tp.tensor(xs, dtype=tp.float64).requires_grad_(True)
+    tp.digamma(x).sum().backward()
+    for got, v in zip(x.grad.tolist(), xs, strict=True):
+        assert got == pytest.approx(trigamma_ref(v), rel=1e-9)

@@ -297,6 +297,35 @@ def _lgamma(ctx, grad):
     return grad * tp.digamma(ctx.self)
 
 
+def _trigamma(x: tp.Tensor) -> tp.Tensor:
+    """polygamma(1, x) = d/dx digamma(x), with TensorPlay ops (so it differentiates again).
+
+    For x >= 1/2: trigamma(x) = sum_{k<6} 1/(x+k)^2 + trigamma(x+6), the last by its asymptotic series
+    1/y + 1/(2y^2) + 1/(6y^3) - 1/(30y^5) + 1/(42y^7) - 1/(30y^9) (error ~ 1/y^11 at y >= 6.5). Below, the
+    reflection trigamma(x) = pi^2 / sin^2(pi x) - trigamma(1 - x).
+    """
+
+    def positive(z: tp.Tensor) -> tp.Tensor:
+        acc = tp.zeros_like(z)
+        for k in range(6):
+            acc = acc + 1 / (z + k).square()
+        y = z + 6
+        inv = 1 / y
+        inv2 = inv * inv
+        series = inv + inv2 / 2 + inv * inv2 * (1 / 6 - inv2 * (1 / 30 - inv2 * (1 / 42 - inv2 / 30)))
+        return acc + series
+
+    small = x < 0.5
+    safe = tp.where(small, 1 - x, x)  # both branches evaluate at an argument >= 1/2
+    reflected = (math.pi / tp.sin(math.pi * x)).square() - positive(safe)
+    return tp.where(small, reflected, positive(safe))
+
+
+@derivative("digamma", "digamma_", save=("self",))
+def _digamma(ctx, grad):
+    return grad * _trigamma(ctx.self)
+
+
 @derivative("deg2rad", "deg2rad_")
 def _deg2rad(ctx, grad):
     return grad * (math.pi / 180)
