@@ -23,9 +23,7 @@ MAX_ELEMENTS = 48  # per sample: gradcheck runs two forwards per input element
 MAX_SAMPLES = 3
 
 # Entries whose forward is differentiable in PyTorch but whose derivative is not written yet, with the reason.
-NO_FORMULA: dict[str, str] = {
-    "einsum": "einsum with a repeated subscript inside one operand (a diagonal) has no derivative yet",
-}
+NO_FORMULA: dict[str, str] = {}
 # Samples whose PyTorch gradient is defined differently from the derivative (gradcheck would rightly differ).
 NOT_THE_DERIVATIVE = {
     ("embedding", "padding_idx"): "the padding row's gradient is zero by definition",

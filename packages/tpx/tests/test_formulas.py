@@ -319,6 +319,8 @@ CASES = {
         lambda a, s: a.mT.scatter_reduce(1, tp.tensor([[0, 0], [1, 0]]), s, "amin", include_self=False),
         (R(3, 2), R(2, 2)),
     ),
+    "einsum_diagonal": (lambda a, b: tp.einsum("iij,j->i", a, b), (R(3, 3, 2), R(2))),
+    "einsum_trace": (lambda a: tp.einsum("ii", a), (R(3, 3),)),
     "as_strided_overlap": (lambda a: a.as_strided((3, 2), (1, 1), 1), (R(6),)),
     "as_strided_transposed_input": (lambda a: a.t().as_strided((2, 2), (2, 1)), (R(3, 2),)),
 }

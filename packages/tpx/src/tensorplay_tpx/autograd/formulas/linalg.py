@@ -155,27 +155,33 @@ def _einsum(ctx, grad):
 
 
 def _einsum_operand_grad(equation: str, ops: list, i: int, grad: tp.Tensor) -> tp.Tensor:
-    """d out / d op_i = einsum(out, other operands -> op_i's subscripts), for equations without ellipsis or
-    repeated subscripts inside one operand; broadcast back over subscripts only op_i has."""
+    """d out / d op_i = einsum(out, other operands -> op_i's subscripts), broadcast back over subscripts only
+    op_i has (they were summed in forward). A subscript repeated inside op_i (``ii``: a diagonal) gets the
+    gradient on that diagonal only, written with index_put. Equations with '...' are not handled."""
     eq = equation.replace(" ", "")
     if "..." in eq:
         raise NotImplementedError("the derivative for 'einsum' with '...' is not implemented.")
-    lhs, _, out = eq.partition("->")
+    lhs, arrow, out = eq.partition("->")
     subs = lhs.split(",")
-    if not _:
-        out = "".join(sorted(c for c in set(lhs.replace(",", "")) if lhs.replace(",", "").count(c) == 1))
+    if not arrow:
+        letters = lhs.replace(",", "")
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     mine = subs[i]
-    if len(set(mine)) != len(mine):
-        raise NotImplementedError(
-            "the derivative for 'einsum' with a repeated subscript in one operand is not implemented."
-        )
+    unique = "".join(dict.fromkeys(mine))  # first appearance order
+    sizes = {c: ops[i].shape[pos] for pos, c in enumerate(mine)}
     others = [s for k, s in enumerate(subs) if k != i]
     available = set(out) | set("".join(others))
-    target = "".join(c for c in mine if c in available)
+    target = "".join(c for c in unique if c in available)
     g = tp.einsum(",".join([out] + others) + "->" + target, grad, *[o for k, o in enumerate(ops) if k != i])
-    # subscripts only op_i has were summed in forward: broadcast back over them
-    shape = list(ops[i].shape)
-    for pos, c in enumerate(mine):
+    for pos, c in enumerate(unique):
         if c not in available:
             g = g.unsqueeze(pos)
-    return g.expand(shape) if g.dim() == len(shape) else g
+    g = g.expand([sizes[c] for c in unique])
+    if len(unique) == len(mine):
+        return g
+    index = []
+    for c in mine:
+        shape = [1] * len(unique)
+        shape[unique.index(c)] = sizes[c]
+        index.append(tp.arange(sizes[c]).reshape(shape))
+    return tp.zeros(tuple(ops[i].shape), dtype=g.dtype).index_put(tuple(index), g)
