@@ -15,6 +15,7 @@
 //   shape the target expects (the forward input's shape, kept in the target's input_meta) and casts it to the
 //   input's dtype, so formulas never repeat that bookkeeping.
 #include "engine.h"
+#include "pyconv.h"
 
 #include <queue>
 #include <sstream>
@@ -82,16 +83,6 @@ TensorRef accumulate(const TensorRef &old, TensorRef g) {
   return call1(add, {tv(old), tv(g)});
 }
 
-nb::object py_tensor(const TensorRef &t) {
-  if (!t) return nb::none();
-  return nb::steal(api->tensor_to_python(t.get()));
-}
-TensorRef from_py(nb::handle h) {
-  if (h.is_none()) return TensorRef();
-  TP_Tensor *t = api->tensor_from_python(h.ptr());
-  if (!t) throw_pending();
-  return TensorRef::adopt(t);
-}
 
 // Tensor hooks (register_hook), retained grads, then the node's own pre-hooks, on the gradients about to flow
 // into `n`.
@@ -101,8 +92,8 @@ void run_pre_hooks(Node &n, std::vector<TensorRef> &in) {
     for (auto &[slot, hooks] : n.py->tensor_hooks) {
       for (const nb::object &h : hooks) {
         if (!in[slot]) continue;
-        nb::object r = h(py_tensor(in[slot]));
-        if (!r.is_none()) in[slot] = from_py(r);
+        nb::object r = h(to_python(in[slot]));
+        if (!r.is_none()) in[slot] = from_python(r);
       }
     }
   }
@@ -116,11 +107,11 @@ void run_pre_hooks(Node &n, std::vector<TensorRef> &in) {
     nb::gil_scoped_acquire gil;
     for (const nb::object &h : n.py->pre_hooks) {
       nb::list grads;
-      for (auto &g : in) grads.append(py_tensor(g));
+      for (auto &g : in) grads.append(to_python(g));
       nb::object r = h(nb::tuple(grads));
       if (!r.is_none()) {
         size_t i = 0;
-        for (nb::handle x : r) { if (i < in.size()) in[i] = from_py(x); ++i; }
+        for (nb::handle x : r) { if (i < in.size()) in[i] = from_python(x); ++i; }
       }
     }
   }
@@ -130,13 +121,13 @@ void run_post_hooks(Node &n, std::vector<TensorRef> &out, const std::vector<Tens
   if (!n.py || n.py->post_hooks.empty()) return;
   nb::gil_scoped_acquire gil;
   nb::list gin, gout;
-  for (auto &g : out) gin.append(py_tensor(g));
-  for (auto &g : in) gout.append(py_tensor(g));
+  for (auto &g : out) gin.append(to_python(g));
+  for (auto &g : in) gout.append(to_python(g));
   for (const nb::object &h : n.py->post_hooks) {
     nb::object r = h(nb::tuple(gin), nb::tuple(gout));
     if (!r.is_none()) {
       size_t i = 0;
-      for (nb::handle x : r) { if (i < out.size()) out[i] = from_py(x); ++i; }
+      for (nb::handle x : r) { if (i < out.size()) out[i] = from_python(x); ++i; }
     }
   }
 }

@@ -1,5 +1,6 @@
 // forward_ad.cpp — tangent propagation for forward-mode AD (see forward_ad.h).
 #include "forward_ad.h"
+#include "pyconv.h"
 
 #include "meta.h"
 
@@ -27,11 +28,9 @@ struct ForwardADOff {
   ~ForwardADOff() { set_forward_ad_enabled(was); }
 };
 
-nb::object py_tensor(TP_Tensor *t) { return t ? nb::steal(api->tensor_to_python(t)) : nb::none(); }
-
 nb::object value_to_python(const TP_Value &v) {
   switch (v.tag) {
-    case TP_VALUE_TENSOR: return py_tensor(v.v.tensor);
+    case TP_VALUE_TENSOR: return to_python(v.v.tensor);
     case TP_VALUE_INT: case TP_VALUE_DTYPE: case TP_VALUE_DEVICE: return nb::int_(v.v.i);
     case TP_VALUE_DOUBLE: return nb::float_(v.v.d);
     case TP_VALUE_BOOL: return nb::bool_(v.v.i != 0);
@@ -43,7 +42,7 @@ nb::object value_to_python(const TP_Value &v) {
     }
     case TP_VALUE_TENSOR_LIST: {
       nb::list l;
-      for (int64_t i = 0; i < v.v.tensors.len; ++i) l.append(py_tensor(v.v.tensors.data[i]));
+      for (int64_t i = 0; i < v.v.tensors.len; ++i) l.append(to_python(v.v.tensors.data[i]));
       return l;
     }
     default: return nb::none();
@@ -89,21 +88,21 @@ void propagate_tangents(const Formula &f, const TP_Value *args, int64_t nargs, c
   nb::gil_scoped_acquire gil;
   nb::list values, res, tangents, metas, counts;
   for (int64_t i = 0; i < nargs; ++i) {
-    if (i == 0 && old_self) values.append(py_tensor(old_self));
+    if (i == 0 && old_self) values.append(to_python(old_self));
     else values.append(value_to_python(args[i]));
     counts.append(args[i].tag == TP_VALUE_TENSOR ? 1 : args[i].tag == TP_VALUE_TENSOR_LIST ? int(args[i].v.tensors.len) : 0);
   }
   for (size_t k = 0; k < inputs.size(); ++k) {
     TP_Tensor *t = (k == 0 && old_self) ? old_self : inputs[k];
     TensorRef tg = tangent_of(inputs[k]);
-    tangents.append(tg ? py_tensor(tg.get()) : nb::none());
+    tangents.append(tg ? to_python(tg.get()) : nb::none());
     if (!t) { metas.append(nb::none()); continue; }
     InputMeta m = input_meta_of(t);
     nb::list shape;
     for (int64_t d : m.shape) shape.append(d);
     metas.append(nb::make_tuple(nb::tuple(shape), m.dtype));
   }
-  for (TP_Tensor *r : results) res.append(py_tensor(r));
+  for (TP_Tensor *r : results) res.append(to_python(r));
   nb::object out;
   {
     ForwardADOff off;  // the JVP runs ops of its own (Note [Forward AD dispatch])
@@ -112,9 +111,7 @@ void propagate_tangents(const Formula &f, const TP_Value *args, int64_t nargs, c
   size_t k = 0;
   for (nb::handle x : out) {
     if (k < results.size() && results[k] && !x.is_none()) {
-      TP_Tensor *t = api->tensor_from_python(x.ptr());
-      if (!t) throw_pending();
-      set_tangent(results[k], TensorRef::adopt(t));
+      set_tangent(results[k], from_python(x));
     }
     ++k;
   }

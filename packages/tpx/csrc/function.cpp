@@ -4,6 +4,7 @@
 // which builds a PyFunctionNode whose apply() calls back into Python (the user's backward). Saved tensors live in
 // the node, version-checked like any other (SavedVariable), so `ctx` holds no tensor that could form a cycle.
 #include "function.h"
+#include "pyconv.h"
 
 #include "meta.h"
 #include "record.h"
@@ -18,27 +19,12 @@ struct PyFunctionNode : Node {
   std::vector<TensorRef> apply(std::vector<TensorRef> &&grads) override {
     nb::gil_scoped_acquire gil;
     nb::list g;
-    for (const TensorRef &t : grads) g.append(t ? nb::steal(api->tensor_to_python(t.get())) : nb::none());
+    for (const TensorRef &t : grads) g.append(to_python(t));
     nb::object self = nb::cast(std::static_pointer_cast<Node>(shared_from_this()));
-    nb::object r = py->backward(py->ctx, self, g);
-    std::vector<TensorRef> out;
-    for (nb::handle x : r) {
-      if (x.is_none()) { out.emplace_back(); continue; }
-      TP_Tensor *t = api->tensor_from_python(x.ptr());
-      if (!t) throw_pending();
-      out.push_back(TensorRef::adopt(t));
-    }
-    return out;
+    return tensors_from_python(py->backward(py->ctx, self, g));
   }
 };
 
-TP_Tensor *handle_of(nb::handle h) {
-  if (h.is_none()) return nullptr;
-  TP_Tensor *t = api->tensor_from_python(h.ptr());
-  if (!t) throw_pending();
-  api->tensor_decref(t);  // borrowed: the Python object keeps it alive for the call
-  return t;
-}
 
 }  // namespace
 
@@ -50,11 +36,11 @@ std::shared_ptr<Node> record_function(const std::string &cls, nb::object ctx, nb
   node->pystate().ctx = std::move(ctx);
   node->pystate().backward = std::move(backward);
   for (nb::handle x : inputs) {
-    TP_Tensor *t = handle_of(x);
+    TP_Tensor *t = borrow_from_python(x);
     node->next_edges.push_back(t && is_differentiable_dtype(api->tensor_dtype(t)) ? gradient_edge(t) : Edge{});
   }
   std::vector<TP_Tensor *> outs;
-  for (nb::handle x : outputs) outs.push_back(handle_of(x));
+  for (nb::handle x : outputs) outs.push_back(borrow_from_python(x));
   // Outputs written in place (mark_dirty) take the node as their new history; the rest are fresh outputs.
   for (size_t k = 0; k < outs.size(); ++k) {
     if (!outs[k]) continue;
@@ -75,7 +61,7 @@ std::shared_ptr<Node> record_function(const std::string &cls, nb::object ctx, nb
   // Saved tensors; an output is kept as an alias (SavedVariable's note on cycles).
   static const TP_Op *alias = find_op("alias");
   for (nb::handle x : to_save) {
-    TP_Tensor *t = handle_of(x);
+    TP_Tensor *t = borrow_from_python(x);
     SavedVariable sv;
     if (t) {
       bool is_out = false;
@@ -97,7 +83,7 @@ nb::list saved_tensors(Node &node) {
   nb::list r;
   for (const SavedVariable &sv : node.saved) {
     TensorRef t = node.unpack(sv);
-    r.append(t ? nb::steal(api->tensor_to_python(t.get())) : nb::none());
+    r.append(to_python(t));
   }
   return r;
 }

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "engine.h"
+#include "pyconv.h"
 #include "forward_ad.h"
 #include "function.h"
 #include "meta.h"
@@ -23,13 +24,8 @@ namespace nb = nanobind;
 namespace tp::tpx {
 namespace {
 
-TP_Tensor *unwrap(nb::handle h) {
-  TP_Tensor *t = api->tensor_from_python(h.ptr());
-  if (!t) throw_pending();
-  api->tensor_decref(t);  // borrowed: the Python object keeps it alive for the call
-  return t;
-}
-nb::object wrap(const TensorRef &t) { return t ? nb::steal(api->tensor_to_python(t.get())) : nb::none(); }
+// Binding arguments are tensors (None is refused by nanobind unless the argument says .none()).
+TP_Tensor *unwrap(nb::handle h) { return borrow_from_python(h); }
 
 // ---- the engine ---------------------------------------------------------------------------------------------
 nb::list backward(nb::list roots, nb::list grads, bool keep_graph, bool create_graph, nb::list inputs,
@@ -45,7 +41,7 @@ nb::list backward(nb::list roots, nb::list grads, bool keep_graph, bool create_g
   // The GIL stays held: formulas are Python, and P10 kernels registered from Python need it anyway.
   std::vector<TensorRef> out = run_backward(req);
   nb::list r;
-  for (const TensorRef &t : out) r.append(wrap(t));
+  for (const TensorRef &t : out) r.append(to_python(t));
   return r;
 }
 
@@ -55,13 +51,13 @@ std::shared_ptr<Node> grad_fn(nb::handle t) { return grad_fn_of(unwrap(t)); }
 nb::object get_grad(nb::handle h) {
   AutogradMeta *m = meta_of(unwrap(h));
   if (!m) return nb::none();
-  if (m->retained_grad) return wrap(*m->retained_grad);
-  return wrap(m->grad);
+  if (m->retained_grad) return to_python(*m->retained_grad);
+  return to_python(m->grad);
 }
 
 void set_grad(nb::handle h, nb::handle g) {
   AutogradMeta &m = meta_for(unwrap(h));
-  TensorRef v = g.is_none() ? TensorRef() : TensorRef::borrow(unwrap(g));
+  TensorRef v = g.is_none() ? TensorRef() : from_python(g);
   if (m.retained_grad) *m.retained_grad = v;
   else m.grad = v;
 }
@@ -112,7 +108,7 @@ nb::object detach(nb::handle h) {
   TensorRef out = call1_below_autograd(alias, {tv(TensorRef::borrow(unwrap(h)))});
   if (api->tensor_set_requires_grad(out.get(), 0) != 0) throw_pending();
   meta_for(out.get()).detached = true;
-  return wrap(out);
+  return to_python(out);
 }
 void detach_(nb::handle h) {
   TP_Tensor *t = unwrap(h);
@@ -133,10 +129,10 @@ void set_requires_grad(nb::handle h, bool flag) {
 
 nb::object get_fw_grad(nb::handle h) {
   AutogradMeta *m = meta_of(unwrap(h));
-  return m ? wrap(m->fw_grad) : nb::none();
+  return m ? to_python(m->fw_grad) : nb::none();
 }
 void set_fw_grad(nb::handle h, nb::handle g) {
-  set_tangent(unwrap(h), g.is_none() ? TensorRef() : TensorRef::borrow(unwrap(g)));
+  set_tangent(unwrap(h), g.is_none() ? TensorRef() : from_python(g));
 }
 
 // ---- formulas -------------------------------------------------------------------------------------------------

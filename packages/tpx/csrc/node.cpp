@@ -2,6 +2,7 @@
 //
 // Where it sits: below the engine (engine.cpp) and the recording kernel (record.cpp); see node.h for the model.
 #include "node.h"
+#include "pyconv.h"
 
 #include <sstream>
 
@@ -79,7 +80,7 @@ void pack_saved(SavedVariable &sv) {
   outer.swap(stack);
   nb::object packed;
   try {
-    packed = h.pack(nb::steal(api->tensor_to_python(t.get())));
+    packed = h.pack(to_python(t));
   } catch (...) {
     stack.swap(outer);
     throw;
@@ -113,9 +114,7 @@ TensorRef Node::unpack(const SavedVariable &sv) {
   if (sv.packed) {  // saved_tensors_hooks: the user's unpack gives the tensor back (no version check possible)
     nb::gil_scoped_acquire gil;
     nb::object r = (*sv.unpack_hook)(*sv.packed);
-    TP_Tensor *t = api->tensor_from_python(r.ptr());
-    if (!t) throw_pending();
-    return TensorRef::adopt(t);
+    return from_python(r);
   }
   int64_t now = sv.data.version();
   if (now != sv.saved_version) {
@@ -162,12 +161,8 @@ std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef> &&grads) {
   if (!m.leaf_hooks.empty() && g) {
     nb::gil_scoped_acquire gil;
     for (const nb::object &hook : m.leaf_hooks) {
-      nb::object r = hook(nb::steal(api->tensor_to_python(g.get())));
-      if (!r.is_none()) {
-        TP_Tensor *t = api->tensor_from_python(r.ptr());
-        if (!t) throw_pending();
-        g = TensorRef::adopt(t);
-      }
+      nb::object r = hook(to_python(g));
+      if (!r.is_none()) g = from_python(r);
     }
   }
   if (!g) return {};
@@ -185,7 +180,7 @@ std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef> &&grads) {
   }
   if (!m.post_accumulate_hooks.empty()) {
     nb::gil_scoped_acquire gil;
-    nb::object pyvar = nb::steal(api->tensor_to_python(variable.get()));
+    nb::object pyvar = to_python(variable);
     for (const nb::object &hook : m.post_accumulate_hooks) hook(pyvar);
   }
   return {};

@@ -7,6 +7,7 @@
 //   3. redispatch below Autograd: the backend computes the result;
 //   4. create the node, save what the formula asked for (with versions), point the outputs at the node.
 #include "record.h"
+#include "pyconv.h"
 
 #include <nanobind/stl/string.h>
 
@@ -46,13 +47,13 @@ nb::object to_python(const StoredArg &a, Node &node) {
       int k = a.saved_index.empty() ? -1 : a.saved_index[0];
       if (k < 0) return nb::none();
       TensorRef t = node.unpack(node.saved[size_t(k)]);
-      return t ? nb::steal(api->tensor_to_python(t.get())) : nb::none();
+      return to_python(t);
     }
     case TP_VALUE_TENSOR_LIST: {
       nb::list l;
       for (int k : a.saved_index) {
         TensorRef t = k < 0 ? TensorRef() : node.unpack(node.saved[size_t(k)]);
-        l.append(t ? nb::steal(api->tensor_to_python(t.get())) : nb::none());
+        l.append(to_python(t));
       }
       return l;
     }
@@ -74,13 +75,13 @@ struct FormulaNode : Node {
     for (const StoredArg &a : args) py_args.append(to_python(a, *this));
     for (int k : result_index) {
       TensorRef t = k < 0 ? TensorRef() : unpack(saved[size_t(k)]);
-      py_results.append(t ? nb::steal(api->tensor_to_python(t.get())) : nb::none());
+      py_results.append(to_python(t));
     }
     // Note [Formula conventions]: an unused floating output's gradient arrives as zeros.
     for (size_t k = 0; k < grads.size(); ++k) {
       TensorRef g = grads[k];
       if (!g && k < input_meta.size() && is_differentiable_dtype(input_meta[k].dtype)) g = zeros_for(input_meta[k]);
-      py_grads.append(g ? nb::steal(api->tensor_to_python(g.get())) : nb::none());
+      py_grads.append(to_python(g));
     }
     // What each input looked like (from the node its gradient goes to): formulas use it for shapes and dtypes.
     nb::list metas;
@@ -96,15 +97,7 @@ struct FormulaNode : Node {
     nb::list edge_counts;
     for (const StoredArg &a : args)
       edge_counts.append(a.tag == TP_VALUE_TENSOR ? 1 : a.tag == TP_VALUE_TENSOR_LIST ? int(a.saved_index.size()) : 0);
-    nb::object r = f->backward(py_args, py_results, py_grads, nb::tuple(needs), metas, edge_counts);
-    std::vector<TensorRef> out;
-    for (nb::handle x : r) {
-      if (x.is_none()) { out.emplace_back(); continue; }
-      TP_Tensor *t = api->tensor_from_python(x.ptr());
-      if (!t) throw_pending();
-      out.push_back(TensorRef::adopt(t));
-    }
-    return out;
+    return tensors_from_python(f->backward(py_args, py_results, py_grads, nb::tuple(needs), metas, edge_counts));
   }
 };
 

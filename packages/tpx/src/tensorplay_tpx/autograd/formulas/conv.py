@@ -15,6 +15,8 @@ Note [Convolution gradients]
 
 from __future__ import annotations
 
+import math
+
 import tensorplay_p10 as tp
 
 from . import derivative
@@ -83,19 +85,12 @@ def _spatial(ctx) -> int:
     return int(name[name.index("pool") + 4])
 
 
-def _prod(xs) -> int:
-    r = 1
-    for x in xs:
-        r *= x
-    return r
-
-
 def _max_pool_backward(grad, indices, in_shape, nsp: int):
     """Each output's gradient goes to the input element its index names (flat within its plane, PyTorch's
     convention); overlapping windows add up."""
     lead = list(in_shape[: len(in_shape) - nsp])
-    plane = _prod(in_shape[len(in_shape) - nsp :])
-    rows = _prod(lead)
+    plane = math.prod(in_shape[len(in_shape) - nsp :])
+    rows = math.prod(lead)
     g = grad.reshape(rows, -1)
     out = tp.zeros(rows, plane, dtype=grad.dtype).scatter_add(1, indices.reshape(rows, -1), g)
     return out.reshape(in_shape)
