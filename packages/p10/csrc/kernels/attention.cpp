@@ -220,10 +220,7 @@ template <typename M> static void attention_kernel(const AttnProblem<M> &p, M *o
   // kernel then, as gemm_batched does (Note [GEMM threads] in blas.cpp).
   const bool nested = in_parallel_region(), blas = gemm_use_blas() && !nested;
   const bool threaded = get_num_threads() > 1 && tasks > grain && !nested;
-  if (threaded) {
-    blas_sync_threads();  // first, so that no gemm_blas call below finds the count stale and raises it again
-    scipy_openblas_set_num_threads(1);
-  }
+  if (threaded) blas_hold_one_thread();  // each thread's GEMMs run on that thread (Note [GEMM threads])
   parallel_for(0, tasks, grain, [&](int64_t t0, int64_t t1) {
     std::vector<M> sbuf(size_t(kBlockQ * kBlockK)), acc(size_t(kBlockQ * Ev)), mx(kBlockQ), sum(kBlockQ),
         alpha(kBlockQ);
@@ -258,7 +255,6 @@ template <typename M> static void attention_kernel(const AttnProblem<M> &p, M *o
       }
     }
   });
-  if (threaded) scipy_openblas_set_num_threads(get_num_threads());
 }
 
 // ---- argument checks and layout --------------------------------------------------------------------------

@@ -35,6 +35,7 @@ bool blas_supports(ScalarType t) {
 //   GEMM is never split when the caller is itself inside a parallel region (conv, attention): those callers
 //   hold OpenBLAS at one thread and parallelise over their own work.
 void blas_sync_threads() { scipy_openblas_set_num_threads(get_num_threads()); }
+void blas_hold_one_thread() { scipy_openblas_set_num_threads(1); }
 
 // Note [BLAS layouts]
 //   BLAS addresses a matrix by a pointer, a leading dimension and a transpose flag. A row-major view (column
@@ -97,7 +98,7 @@ bool gemm_blas(int64_t m, int64_t n, int64_t k, const Scalar &alpha, MatRef<cons
   const bool by_rows = m >= n;
   const int64_t along = by_rows ? m : n;
   const int64_t parts = std::min<int64_t>({threads, std::max<int64_t>(1, work >> 20), along / 16 + 1});
-  if (!in_parallel_region()) scipy_openblas_set_num_threads(1);
+  if (!in_parallel_region()) blas_hold_one_thread();
   if (parts <= 1) {
     gemm_block<T>(m, n, k, al, a, b, be, c);
     return true;

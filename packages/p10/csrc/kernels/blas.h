@@ -36,6 +36,8 @@ bool blas_supports(ScalarType t);
 
 // Give OpenBLAS's own thread pool tp.get_num_threads() threads (Note [GEMM threads] in blas.cpp).
 void blas_sync_threads();
+// Hold OpenBLAS at one thread: what every GEMM wants (Note [GEMM threads]). Call it outside parallel regions.
+void blas_hold_one_thread();
 
 // C[i] = alpha * A[i] @ B[i] + beta * C[i] for 3-D tensors of one dtype (batch strides may be 0). Uses BLAS
 // where it can, copying an operand that BLAS cannot address, and the reference kernel otherwise. Raises a

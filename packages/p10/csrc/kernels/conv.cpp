@@ -215,17 +215,10 @@ template <typename T> void conv_sample(const ConvPlan &p, const T *x, const T *w
 //   OpenBLAS keeps its own thread pool beside our OpenMP one (Note [GEMM threads] in blas.cpp). Alternating
 //   them — an OpenMP im2col, then a threaded GEMM, per sample — leaves each pool's idle threads spinning while
 //   the other works, which on a busy machine costs far more than the work (we measured 5-10x). So a
-//   convolution uses OpenMP threads only: OpenBLAS is held at one thread (OneThreadBlas), so every GEMM runs
-//   on the thread that calls it. With at least as many samples as threads, the batch is split and each thread
+//   convolution uses OpenMP threads only: OpenBLAS is held at one thread (blas_hold_one_thread), so every GEMM
+//   runs on the thread that calls it. With at least as many samples as threads, the batch is split and each thread
 //   runs whole samples (im2col, GEMM, col2im) with its own scratch; otherwise samples run one after another,
 //   with im2col / col2im split over threads by rows / channels and each GEMM by output columns.
-struct OneThreadBlas {
-  OneThreadBlas() {
-    blas_sync_threads();  // OpenBLAS now has get_num_threads(), as blas.cpp records it
-    scipy_openblas_set_num_threads(1);
-  }
-  ~OneThreadBlas() { scipy_openblas_set_num_threads(get_num_threads()); }
-};
 
 // The computation of Note [Convolution as GEMM] on contiguous tensors of one dtype T (not bool or 16-bit).
 template <typename T>
@@ -249,7 +242,7 @@ void conv_compute(const Tensor &x, const Tensor &w, const Tensor &b, const Tenso
     for (int64_t i = i0; i < i1; ++i) conv_sample<T>(p, px + i * cin * p.lin, pw, po + i * cout * p.lout, col.get());
   };
   if (get_num_threads() == 1 || in_parallel_region()) return run(0, n);
-  OneThreadBlas one;
+  blas_hold_one_thread();
   if (n >= get_num_threads()) parallel_for(0, n, 1, run);
   else run(0, n);
 }
