@@ -244,6 +244,7 @@ def register(*infos: OpInfo) -> None:
 
 # Imported last: the family modules use the classes above (a partly initialised package is fine for that).
 from . import (  # noqa: E402
+    activation,  # noqa: F401
     attention,  # noqa: F401
     binary,  # noqa: F401
     compare,  # noqa: F401
