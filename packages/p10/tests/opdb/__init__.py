@@ -260,6 +260,7 @@ from . import (  # noqa: E402
     pool,  # noqa: F401
     reduce,  # noqa: F401
     reduce_stats,  # noqa: F401
+    sampling,  # noqa: F401
     shape,  # noqa: F401
     sort,  # noqa: F401
     unary,  # noqa: F401
