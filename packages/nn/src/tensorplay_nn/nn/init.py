@@ -128,9 +128,10 @@ def trunc_normal_(
 ) -> tp.Tensor:
     r"""Fill with draws from :math:`\mathcal{N}(\text{mean}, \text{std}^2)` truncated to :math:`[a, b]`.
 
-    Inverse-CDF sampling, as PyTorch: draw :math:`u \sim \mathcal{U}(2\Phi(\alpha) - 1, 2\Phi(\beta) - 1)`
-    (:math:`\alpha, \beta` the standardised bounds), then :math:`x = \text{mean} + \text{std}\sqrt2\,
-    \mathrm{erfinv}(u)`, clamped to :math:`[a, b]` against rounding.
+    Rejection sampling, as PyTorch 2.13 does, so that equal seeds give equal values: when the interval holds
+    more than 30% of the mass, draw normals and redraw those outside :math:`[a, b]`; otherwise draw uniforms
+    on :math:`[a, b]` and accept each with probability :math:`\phi(x) / \phi(\text{mode})`, redrawing the
+    rejected ones.
 
     Example:
         >>> import tensorplay as tp
@@ -149,12 +150,41 @@ def trunc_normal_(
             stacklevel=2,
         )
     with no_grad():
-        lo, hi = norm_cdf((a - mean) / std), norm_cdf((b - mean) / std)
-        tensor.uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        tensor.erfinv_()
-        tensor.mul_(std * math.sqrt(2.0))
-        tensor.add_(mean)
-        tensor.clamp_(min=a, max=b)
+        mass = norm_cdf((b - mean) / std) - norm_cdf((a - mean) / std)
+        if mass > 0.3:
+            # the bounds in the tensor's dtype, so that the test agrees with the values it tests
+            lo, hi = tensor.new_tensor(a).item(), tensor.new_tensor(b).item()
+            result = tensor.normal_(mean, std, generator=generator)
+            while True:
+                outside = (result < lo) | (result > hi)
+                if not outside.any():
+                    break
+                result = tp.where(
+                    outside, tp.empty_like(result).normal_(mean, std, generator=generator), result
+                )
+            if result is not tensor:
+                tensor.copy_(result)
+            return tensor
+        # little mass inside: uniform proposals on [a, b], accepted with probability pdf(x) / pdf(mode)
+        mode = max(a, min(mean, b))
+        log_peak = -0.5 * ((mode - mean) / std) ** 2
+        candidates, accept_buf = tp.empty_like(tensor), tp.empty_like(tensor)
+        tensor.uniform_(a, b, generator=generator)
+        candidates.copy_(tensor)
+        candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        pending = accept_buf.uniform_(generator=generator).log_().gt(candidates)
+        if pending.any():
+            result = tensor
+            while True:
+                candidates.uniform_(a, b, generator=generator)
+                result = tp.where(pending, candidates, result)
+                candidates.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+                pending = tp.where(
+                    pending, accept_buf.uniform_(generator=generator).log_().gt(candidates), pending
+                )
+                if not pending.any():
+                    break
+            tensor.copy_(result)
         return tensor
 
 

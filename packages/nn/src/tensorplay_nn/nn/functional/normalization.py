@@ -202,5 +202,5 @@ def normalize(input: tp.Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12
         >>> F.normalize(tp.tensor([[3.0, 4.0]])).tolist()
         [[0.6000000238418579, 0.800000011920929]]
     """
-    denom = tp.linalg_vector_norm(input, p, [dim], True).clamp_min(eps)
+    denom = tp.linalg_vector_norm(input, p, [dim], True).clamp(min=eps)
     return input / denom.expand_as(input)
