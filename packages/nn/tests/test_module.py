@@ -650,3 +650,21 @@ def test_nested_repr_equals_live_pytorch() -> None:
             _fill_block(self, torch.nn, torch)
 
     assert repr(Block()).replace("torch.", "tensorplay.") == BLOCK_REPR
+
+
+# ---- runnable examples -----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name",
+    ["parameter", "init", "modules.module", "modules.container", "modules.linear", "modules.sparse",
+     "modules.normalization", "modules.batchnorm", "modules.instancenorm", "modules.dropout",
+     "modules.flatten", "functional.linear", "functional.sparse", "functional.normalization",
+     "functional.dropout",
+     "utils.clip_grad", "utils.convert_parameters"],
+)  # fmt: skip
+def test_docstring_examples(name: str) -> None:
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"tensorplay_nn.nn.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
