@@ -422,3 +422,18 @@ def test_mega_corrupted_and_bad_input(tmp):
         tp.load(tmp("cut.mega"))
     with pytest.raises(TypeError, match="flat dict"):
         tp.save({"x": [tp.ones(1)]}, tmp("n.mega"))
+
+
+def test_mega_files_load_in_megatensors_pytorch_loader(tmp):
+    pytest.importorskip("megatensors.cpp")
+    torch = pytest.importorskip("torch")
+    import megatensors
+
+    t_bf16, exact = bf16_pair()
+    ref = sample("float32")
+    tp.save({"w": tp.from_numpy(ref.copy()), "b": t_bf16, "i": tp.arange(4)}, tmp("x.mega"))
+    theirs = megatensors.load_state_dict(tmp("x.mega"), framework="pt")
+    np.testing.assert_array_equal(theirs["w"].numpy(), ref)
+    assert theirs["b"].dtype == torch.bfloat16
+    np.testing.assert_array_equal(theirs["b"].float().numpy(), exact)
+    assert theirs["i"].tolist() == [0, 1, 2, 3]
