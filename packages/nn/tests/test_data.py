@@ -554,3 +554,13 @@ def test_prefetch_factor_and_pin_memory(num_workers):
         TensorDataset(tp.arange(9.0)), batch_size=2, num_workers=num_workers, pin_memory=True, **kwargs
     )
     assert [x.tolist() for (x,) in loader] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0], [8.0]]
+
+
+@pytest.mark.parametrize("name", ["dataset", "sampler", "collate", "dataloader", "_worker"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"tensorplay_nn.utils.data.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0

@@ -437,3 +437,13 @@ def test_mega_files_load_in_megatensors_pytorch_loader(tmp):
     assert theirs["b"].dtype == torch.bfloat16
     np.testing.assert_array_equal(theirs["b"].float().numpy(), exact)
     assert theirs["i"].tolist() == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("name", ["serialization", "_pickle"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"tensorplay_p10.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0 and result.attempted > 0
