@@ -282,6 +282,15 @@ def test_manifest_not_json_and_wrong_format(tmp):
         tp.load(tmp("f.pt"))
 
 
+def test_deeply_nested_manifest(tmp):
+    deep = "[" * 100_000 + "0" + "]" * 100_000
+    write_zip(
+        tmp("deep.pt"), '{"format": "tensorplay.pt", "version": 1, "storages": [], "root": ' + deep + "}", {}
+    )
+    with pytest.raises(RuntimeError, match="not a valid TensorPlay .pt file"):
+        tp.load(tmp("deep.pt"))
+
+
 def test_pytorch_pickle_checkpoints_are_refused(tmp):
     with zipfile.ZipFile(tmp("torch.pt"), "w") as z:
         z.writestr("archive/data.pkl", b"\x80\x02cos\nsystem\n")

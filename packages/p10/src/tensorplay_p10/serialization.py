@@ -289,7 +289,7 @@ def _load_pt(f: FileLike, map_location: MapLocation) -> Any:
             raise _corrupt(name, "no manifest.json in the zip")
         try:
             manifest = json.loads(z.read("manifest.json"))
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, RecursionError) as e:
             raise _corrupt(name, f"manifest.json: {e}") from None
         if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
             raise _corrupt(name, "manifest.json does not describe a TensorPlay checkpoint")
@@ -298,7 +298,10 @@ def _load_pt(f: FileLike, map_location: MapLocation) -> Any:
                 f"tp.load: {name} has format version {manifest.get('version')!r}; this "
                 f"TensorPlay reads version {_VERSION}"
             )
-        return _Reader(z, manifest, name, place).node(manifest.get("root"))
+        try:
+            return _Reader(z, manifest, name, place).node(manifest.get("root"))
+        except RecursionError:  # a manifest nested deeper than any saved object could be
+            raise _corrupt(name, "the manifest is nested too deeply") from None
 
 
 # ---- .safetensors -----------------------------------------------------------------------------------------
