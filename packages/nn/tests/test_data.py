@@ -481,7 +481,7 @@ def test_killed_worker_is_reported_not_a_hang():
 
 class Slow(Dataset):
     def __getitem__(self, i):
-        time.sleep(30)
+        time.sleep(3)  # longer than the timeout below; short, because shutdown waits for it
         return i
 
     def __len__(self):
