@@ -1,4 +1,7 @@
-"""tensorplay_nn.nn.functional (local stand-in until nn-core lands)."""
+"""tensorplay_nn.nn.functional — the stateless forms of the layers (seen as `tensorplay.nn.functional`, `F`).
+
+Each family lives in its own file and lists its names in `__all__`; the lines below re-export them.
+"""
 
 from .activation import *  # noqa: F403
 from .conv import *  # noqa: F403
