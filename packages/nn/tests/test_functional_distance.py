@@ -25,7 +25,9 @@ def T(a, requires_grad=False):
 def check(got, want, tol=1e-12):
     want = np.asarray(want, dtype=np.float64)
     assert tuple(got.shape) == want.shape, (tuple(got.shape), want.shape)
-    np.testing.assert_allclose(np.asarray(got.tolist(), dtype=np.float64), want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        np.asarray(got.tolist(), dtype=np.float64).reshape(want.shape), want, rtol=tol, atol=tol
+    )
 
 
 def pnorm(v, p, axis=-1, keepdims=False):

@@ -34,7 +34,9 @@ def I(a):  # noqa: E743  (an integer tensor)
 def check(got, want, tol=1e-10):
     want = np.asarray(want, dtype=np.float64)
     assert tuple(got.shape) == want.shape, (tuple(got.shape), want.shape)
-    np.testing.assert_allclose(np.asarray(got.tolist(), dtype=np.float64), want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        np.asarray(got.tolist(), dtype=np.float64).reshape(want.shape), want, rtol=tol, atol=tol
+    )
 
 
 def reduce_ref(loss, reduction):

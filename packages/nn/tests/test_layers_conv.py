@@ -11,9 +11,7 @@ import numpy as np
 import pytest
 
 import tensorplay as tp
-
-pytest.importorskip("tensorplay_nn.nn.modules.module", reason="nn.Module comes with branch nn-core")
-from tensorplay import nn  # noqa: E402
+from tensorplay import nn
 
 rng = np.random.default_rng(6)
 
