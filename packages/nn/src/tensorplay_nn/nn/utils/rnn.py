@@ -138,6 +138,7 @@ def pack_padded_sequence(
 
     Example::
 
+        >>> import tensorplay as tp
         >>> x = tp.tensor([[1, 4], [2, 5], [3, 0]])            # T=3, B=2; the second sequence has length 2
         >>> pack_padded_sequence(x, [3, 2]).data.tolist()
         [1, 4, 2, 5, 3]
@@ -203,6 +204,7 @@ def pad_packed_sequence(
 
     Example::
 
+        >>> import tensorplay as tp
         >>> p = pack_sequence([tp.tensor([1, 2, 3]), tp.tensor([4, 5])])
         >>> padded, lengths = pad_packed_sequence(p, batch_first=True)
         >>> padded.tolist(), lengths.tolist()
@@ -261,6 +263,7 @@ def pad_sequence(
 
     Example::
 
+        >>> import tensorplay as tp
         >>> pad_sequence([tp.tensor([1, 2, 3]), tp.tensor([4])], batch_first=True).tolist()
         [[1, 2, 3], [4, 0, 0]]
     """
