@@ -23,6 +23,16 @@ from .modules.flatten import Flatten, Unflatten  # noqa: F401
 from .modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 from .modules.linear import Bilinear, Identity, Linear  # noqa: F401
 from .modules.module import Module  # noqa: F401
+from .modules.multihead_attention import MultiheadAttention  # noqa: F401
 from .modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: F401
+from .modules.rnn import GRU, LSTM, RNN, RNNBase  # noqa: F401
+from .modules.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
 from .modules.sparse import Embedding, EmbeddingBag  # noqa: F401
+from .modules.transformer import (  # noqa: F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .parameter import Buffer, Parameter  # noqa: F401

@@ -7,6 +7,7 @@ add its functions without touching the others.
 
 from __future__ import annotations
 
+from .attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401
 from .dropout import alpha_dropout, dropout, dropout1d, dropout2d, dropout3d, feature_alpha_dropout  # noqa: F401
 from .linear import bilinear, linear  # noqa: F401
 from .normalization import (  # noqa: F401
