@@ -97,7 +97,7 @@ def _tanh_step(
 def _relu_step(
     xw: Tensor, h: Tensor, c: Tensor | None, w_hh_t: Tensor, b_hh: Tensor | None, w_hr_t: Tensor | None
 ) -> tuple[Tensor, Tensor | None]:
-    return tp.clamp(tp.addmm(xw, h, w_hh_t), min=0), None
+    return tp.relu(tp.addmm(xw, h, w_hh_t)), None
 
 
 def _lstm_step(

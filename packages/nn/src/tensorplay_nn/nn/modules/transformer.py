@@ -43,12 +43,25 @@ __all__ = [
 Activation = str | Callable[[Tensor], Tensor]
 
 
+def _relu(x: Tensor) -> Tensor:
+    return tp.relu(x)
+
+
+def _gelu(x: Tensor) -> Tensor:
+    return tp.gelu(x)
+
+
 def _get_activation_fn(activation: Activation) -> Callable[[Tensor], Tensor]:
-    """ "relu" / "gelu" name the ops; anything callable (a function or a module) is used as given."""
+    """The names "relu" / "gelu" pick the ops; anything callable (a function or a module) is used as given.
+
+    The names map to plain Python functions rather than to the op objects themselves: the encoder and
+    decoder stacks deep-copy their layer, and P10's op objects cannot be copied (functions copy as
+    themselves).
+    """
     if activation == "relu":
-        return tp.relu
+        return _relu
     if activation == "gelu":
-        return tp.gelu
+        return _gelu
     if callable(activation):
         return activation
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
