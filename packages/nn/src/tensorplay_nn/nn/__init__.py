@@ -85,6 +85,7 @@ from .modules.loss import (  # noqa: F401
     TripletMarginWithDistanceLoss,
 )
 from .modules.module import Module  # noqa: F401
+from .modules.multihead_attention import MultiheadAttention  # noqa: F401
 from .modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: F401
 from .modules.padding import (  # noqa: F401
     CircularPad1d,
@@ -124,6 +125,15 @@ from .modules.pooling import (  # noqa: F401
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from .modules.rnn import GRU, LSTM, RNN, RNNBase  # noqa: F401
+from .modules.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
 from .modules.sparse import Embedding, EmbeddingBag  # noqa: F401
+from .modules.transformer import (  # noqa: F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .modules.upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 from .parameter import Buffer, Parameter  # noqa: F401

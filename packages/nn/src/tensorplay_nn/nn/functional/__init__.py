@@ -45,6 +45,7 @@ from .activation import (  # noqa: F401
     threshold,
     threshold_,
 )
+from .attention import multi_head_attention_forward, scaled_dot_product_attention  # noqa: F401
 from .conv import (  # noqa: F401
     conv1d,
     conv2d,

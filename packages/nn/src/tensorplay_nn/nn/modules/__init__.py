@@ -65,6 +65,7 @@ from .loss import (  # noqa: F401
     TripletMarginWithDistanceLoss,
 )
 from .module import Module  # noqa: F401
+from .multihead_attention import MultiheadAttention  # noqa: F401
 from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: F401
 from .padding import (  # noqa: F401
     CircularPad1d,
@@ -104,5 +105,14 @@ from .pooling import (  # noqa: F401
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: F401
+from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
