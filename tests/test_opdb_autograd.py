@@ -34,7 +34,17 @@ NOT_THE_DERIVATIVE = {
 
 # Ops that read one triangle of a Hermitian input: their derivative is taken with respect to Hermitian
 # perturbations (PyTorch's gradcheck_wrapper_hermitian_input), so the test symmetrises the input first.
-HERMITIAN_INPUT = {"cholesky", "linalg_cholesky", "linalg_eigh", "linalg_eigvalsh"}
+HERMITIAN_INPUT = {"cholesky", "linalg_cholesky", "linalg_cholesky_ex", "linalg_eigh", "linalg_eigvalsh"}
+# Ops that read one triangle of a Cholesky factor (Note [Cholesky factor inputs] in tpx's formulas/linalg.py):
+# op name -> which tensor argument is the factor; the test perturbs only that triangle (PyTorch's
+# gradcheck_wrapper_triangular_input).
+TRIANGULAR_INPUT = {"cholesky_solve": 1, "cholesky_inverse": 0}
+
+
+def _upper(call) -> bool:
+    """The `upper` flag of a cholesky_solve / cholesky_inverse call (positional after the tensors, or kw)."""
+    pos = [a for a in call.args if isinstance(a, bool)]
+    return bool(call.kwargs.get("upper", pos[0] if pos else False))
 
 
 def _entries() -> list:
@@ -78,6 +88,10 @@ def test_gradcheck_over_the_op_database(opinfo) -> None:
                 xs = tuple((x + x.transpose(-2, -1).conj()) / 2 for x in xs)
             lookup = {id(a): b for a, b in zip(leaves, xs, strict=True)}
             call = s.map_tensors(lambda t: lookup.get(id(t), t))
+            if opinfo.name in TRIANGULAR_INPUT:
+                f = call.tensors()[TRIANGULAR_INPUT[opinfo.name]]
+                tri = f.triu() if _upper(call) else f.tril()
+                call = call.map_tensors(lambda t, f=f, tri=tri: tri if t is f else t)
             out = op(call.input, *call.args, **call.kwargs)
             outs = out if isinstance(out, tuple) else (out,)
             return tuple(o for o in outs if isinstance(o, tp.Tensor) and o.dtype == tp.float64)

@@ -61,6 +61,7 @@ class TensorRef {
 
 // Floating and complex dtypes carry gradients; integers and bool never do (PyTorch's rule).
 inline bool is_differentiable_dtype(int dtype) { return dtype >= TP_FLOAT16; }
+inline bool is_complex_dtype(int dtype) { return dtype == TP_COMPLEX64 || dtype == TP_COMPLEX128; }
 
 // ---- boxed values ----------------------------------------------------------------------------------------------
 inline TP_Value tv(const TensorRef &t) { TP_Value v{}; v.tag = t ? TP_VALUE_TENSOR : TP_VALUE_NONE; v.v.tensor = t.get(); return v; }

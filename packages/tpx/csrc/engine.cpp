@@ -14,6 +14,13 @@
 //   shape [3] and a of shape [2, 3]: the gradient for b arrives as [2, 3]). The engine sums it back to the
 //   shape the target expects (the forward input's shape, kept in the target's input_meta) and casts it to the
 //   input's dtype, so formulas never repeat that bookkeeping.
+//
+// Note [Complex gradients]
+//   PyTorch's convention, followed by every formula: for a real loss L of a complex tensor z = x + iy, the
+//   gradient is dL/dx + i dL/dy (twice the conjugate Wirtinger derivative dL/d(conj z)). A backward formula
+//   for y = f(z) with f holomorphic therefore returns grad * conj(f'(z)); a non-holomorphic f (abs, angle,
+//   real, conj) gets its own expression from the two real derivatives. A complex gradient arriving at a real
+//   input keeps its real part (the derivative along the real axis).
 #include "engine.h"
 #include "pyconv.h"
 
@@ -66,6 +73,12 @@ TensorRef fit_gradient(TensorRef g, const InputMeta &want, const Node &producer,
     static const TP_Op *sum = find_op("sum"), *reshape = find_op("reshape");
     g = call1(sum, {tv(g), ilv(dims), bv(true)});
     g = call1(reshape, {tv(g), ilv(want.shape)});
+  }
+  // A complex gradient for a real input keeps its real part (PyTorch's handle_r_to_c): under the conjugate
+  // Wirtinger convention that is the derivative with respect to the real input (Note [Complex gradients]).
+  if (is_complex_dtype(g.dtype()) && !is_complex_dtype(want.dtype)) {
+    static const TP_Op *real = find_op("real");
+    g = call1(real, {tv(g)});
   }
   if (g.dtype() != want.dtype) {
     static const TP_Op *to = find_op("to");

@@ -277,6 +277,12 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
     std::vector<bool> diff(results.size(), true);
     for (size_t k = 0; k < results.size() && k < f.output_differentiable.size(); ++k)
       diff[k] = f.output_differentiable[k];
+    // An op that returned one of its inputs itself (real/conj of a real tensor, `to` the same dtype) did
+    // nothing: the tensor keeps its own history, as a PyTorch composite returning `self` does.
+    if (!f.inplace)
+      for (size_t k = 0; k < results.size(); ++k)
+        for (TP_Tensor *t : in.tensors)
+          if (results[k] && results[k] == t) diff[k] = false;
     attach_outputs(node, results, diff, f.inplace, self, f.is_view, f.is_view ? args[0].v.tensor : nullptr);
     if (f.save_results) {
       static const TP_Op *alias = find_op("alias");

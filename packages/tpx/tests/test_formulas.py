@@ -25,6 +25,18 @@ def R(*s, pos=False):
     return t.requires_grad_(True)
 
 
+_I3 = tp.eye(3, dtype=tp.float64)
+
+
+def _factor(*s, transposed=False):
+    """A well-conditioned lower-triangular Cholesky factor of shape (*s, n) with n = s[-1] (diagonal in
+    [2, 3]), requiring grad; ``transposed`` gives a non-contiguous upper factor."""
+    f = tp.randn(*s, s[-1], dtype=tp.float64).tril(-1) * 0.5 + tp.diag_embed(
+        2 + tp.rand(*s, dtype=tp.float64)
+    )
+    return (f.mT if transposed else f).requires_grad_(True)
+
+
 CASES = {
     "add_bcast": (lambda a, b: a + b, (R(2, 3), R(3))),
     "sub_alpha": (lambda a, b: tp.sub(a, b, alpha=2), (R(2, 3), R(2, 3))),
@@ -183,6 +195,26 @@ CASES = {
     "solve": (lambda a, b: tp.linalg_solve(a + 3 * tp.eye(3, dtype=tp.float64), b), (R(3, 3), R(3, 2))),
     "solve_vector": (lambda a, b: tp.linalg_solve(a + 3 * tp.eye(3, dtype=tp.float64), b), (R(3, 3), R(3))),
     "cholesky": (lambda a: tp.linalg_cholesky(a @ a.mT + tp.eye(3, dtype=tp.float64)), (R(3, 3),)),
+    # the _ex variants differentiate their main output; info is an integer tensor
+    "inv_ex": (lambda a: tp.linalg_inv_ex(a + 3 * tp.eye(3, dtype=tp.float64))[0], (R(3, 3),)),
+    "solve_ex": (lambda a, b: tp.linalg_solve_ex(a + 3 * _I3, b)[0], (R(3, 3), R(2, 3, 2))),
+    "solve_ex_right_T": (
+        lambda a, b: tp.linalg_solve_ex(a.mT + 3 * _I3, b, left=False)[0],
+        (R(3, 3), R(2, 3)),
+    ),
+    "cholesky_ex": (lambda a: tp.linalg_cholesky_ex(a @ a.mT + _I3)[0], (R(3, 3),)),
+    "cholesky_ex_upper": (lambda a: tp.linalg_cholesky_ex(a @ a.mT + _I3, upper=True)[0], (R(2, 3, 3),)),
+    # Cholesky factors: only the triangle LAPACK reads is perturbed (Note [Cholesky factor inputs])
+    "cholesky_solve": (lambda b, f: tp.cholesky_solve(b, f.tril()), (R(3, 2), _factor(3))),
+    "cholesky_solve_upper_bcast": (
+        lambda b, f: tp.cholesky_solve(b, f.triu(), True),
+        (R(2, 3, 2), _factor(3, transposed=True)),
+    ),
+    "cholesky_inverse": (lambda f: tp.cholesky_inverse(f.tril()), (_factor(3),)),
+    "cholesky_inverse_upper_batched": (
+        lambda f: tp.cholesky_inverse(f.triu(), True),
+        (_factor(2, 3, transposed=True),),
+    ),
     "eigvalsh": (lambda a: tp.linalg_eigvalsh(a + a.mT), (R(3, 3),)),
     "eigh_values": (lambda a: tp.linalg_eigh(a + a.mT)[0], (R(3, 3),)),
     "svdvals": (lambda a: tp.linalg_svdvals(a), (R(3, 2),)),
@@ -437,6 +469,11 @@ def test_qr_mode_r_has_no_derivative() -> None:
         "svd_tall",
         "lstsq_tall",
         "lstsq_wide",
+        "cholesky_solve",
+        "cholesky_solve_upper_bcast",
+        "cholesky_inverse_upper_batched",
+        "solve_ex_right_T",
+        "cholesky_ex_upper",
     ],
 )
 def test_gradients_match_pytorch(name: str) -> None:
@@ -494,6 +531,15 @@ _TORCH_CASES = {
     ),
     "lstsq_tall": lambda torch: lambda a, b: torch.linalg.lstsq(a, b)[0],
     "lstsq_wide": lambda torch: lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd")[0],
+    "cholesky_solve": lambda torch: lambda b, f: torch.cholesky_solve(b, f.tril()),
+    "cholesky_solve_upper_bcast": lambda torch: lambda b, f: torch.cholesky_solve(b, f.triu(), True),
+    "cholesky_inverse_upper_batched": lambda torch: lambda f: torch.cholesky_inverse(f.triu(), True),
+    "solve_ex_right_T": lambda torch: (
+        lambda a, b: torch.linalg.solve_ex(a.mT + 3 * torch.eye(3, dtype=torch.float64), b, left=False)[0]
+    ),
+    "cholesky_ex_upper": lambda torch: (
+        lambda a: torch.linalg.cholesky_ex(a @ a.mT + torch.eye(3, dtype=torch.float64), upper=True)[0]
+    ),
 }
 
 

@@ -160,7 +160,6 @@ register(
         dtypes=LINALG,
         sample_inputs=_square_samples,
         tolerances=TOL,
-        differentiable=False,
         torch=_la("inv_ex"),
     ),
     OpInfo(
@@ -247,7 +246,6 @@ register(
         dtypes=LINALG,
         sample_inputs=_solve_samples,
         tolerances=TOL,
-        differentiable=False,
         torch=_la("solve_ex"),
     ),
 )
@@ -325,7 +323,6 @@ register(
         dtypes=LINALG,
         sample_inputs=_chol_samples,
         tolerances=TOL,
-        differentiable=False,
         torch=_la("cholesky_ex"),
     ),
     OpInfo(
@@ -335,7 +332,6 @@ register(
         sample_inputs=_chol_solve_samples,
         result_dtype=same_dtype,
         tolerances=TOL,
-        differentiable=False,
     ),
     OpInfo(
         "cholesky_inverse",
@@ -344,7 +340,6 @@ register(
         sample_inputs=_chol_inv_samples,
         result_dtype=same_dtype,
         tolerances=TOL,
-        differentiable=False,
     ),
 )
 

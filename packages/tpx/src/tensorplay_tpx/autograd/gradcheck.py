@@ -2,6 +2,7 @@
 
 Where it sits: a testing tool on top of the public API (``grad``). Inputs should be float64 tensors: the
 central difference (f(x + eps) - f(x - eps)) / 2 eps has an error of about eps^2 + machine-eps / eps.
+complex128 inputs and outputs are checked through their real and imaginary parts (Note [Complex gradcheck]).
 
     >>> import tensorplay as tp
     >>> x = tp.randn(3, dtype=tp.float64, requires_grad=True)
@@ -41,28 +42,50 @@ def _differentiable_positions(out: Any) -> list[int]:
     return [i for i, o in enumerate(_as_tuple(out)) if isinstance(o, Tensor) and o.requires_grad]
 
 
+# Note [Complex gradcheck]
+#   A complex tensor is checked as the real tensor of its (real, imaginary) pairs, so every Jacobian compared
+#   is a real matrix: d(real view of outputs) / d(real view of inputs). Numerically, each input element is
+#   moved by eps and by eps*i. Analytically, a backward pass with grad_output 1 (resp. i) at one complex
+#   output element gives, under PyTorch's convention (Note [Complex gradients] in csrc/engine.cpp), the
+#   gradient of Re(y_k) (resp. Im(y_k)) as dL/dx + i dL/dy at each complex input: its real and imaginary
+#   parts are the two rows of the real Jacobian. A formula that breaks the convention fails here.
+def _realified(t: Tensor) -> Tensor:
+    """float64 flat view of ``t``: complex elements as consecutive (real, imaginary) pairs."""
+    flat = t.reshape(-1)
+    if flat.is_complex():
+        return tp.stack([tp.real(flat), tp.imag(flat)], 1).reshape(-1).double()
+    return flat.double()
+
+
+def _components(t: Tensor) -> int:
+    return 2 if t.is_complex() else 1
+
+
 def _numerical_jacobian(
     fn: Callable[..., Any], inputs: tuple, i: int, eps: float, n_out: list[int], keep: list[int]
 ) -> list:
-    """One [n_in x n_out] float64 matrix per output: d out / d inputs[i] by central differences."""
+    """One [n_in x n_out] float64 matrix per output (real views, Note [Complex gradcheck]): d out / d
+    inputs[i] by central differences."""
     x = inputs[i]
+    steps = (eps, eps * 1j) if x.is_complex() else (eps,)
     cols: list[list] = [[] for _ in n_out]
     # fn runs with grad mode as the caller has it (gradgradcheck's fn differentiates inside); only the
     # perturbation itself is a plain write through a detached alias.
     for k in range(x.numel()):
         idx = _unravel(k, tuple(x.shape))
         orig = x[idx].item()
-        _set(x, idx, orig + eps)
-        plus = [o.detach().reshape(-1).clone() for o in _outs(fn, inputs, keep)]
-        _set(x, idx, orig - eps)
-        minus = [o.detach().reshape(-1).clone() for o in _outs(fn, inputs, keep)]
-        _set(x, idx, orig)
-        for j, (p, m) in enumerate(zip(plus, minus, strict=False)):
-            cols[j].append(((p - m) / (2 * eps)).double())
+        for step in steps:
+            _set(x, idx, orig + step)
+            plus = [_realified(o.detach()).clone() for o in _outs(fn, inputs, keep)]
+            _set(x, idx, orig - step)
+            minus = [_realified(o.detach()).clone() for o in _outs(fn, inputs, keep)]
+            _set(x, idx, orig)
+            for j, (p, m) in enumerate(zip(plus, minus, strict=False)):
+                cols[j].append((p - m) / (2 * eps))
     return [tp.stack(c) if c else tp.zeros(0, n, dtype=tp.float64) for c, n in zip(cols, n_out, strict=False)]
 
 
-def _set(x: Tensor, idx: tuple, value: float) -> None:
+def _set(x: Tensor, idx: tuple, value: complex) -> None:
     with no_grad():
         x.detach()[idx] = value
 
@@ -81,22 +104,31 @@ def _outs(fn: Callable[..., Any], inputs: tuple, keep: list[int]) -> list[Tensor
 
 
 def _analytical_jacobian(outputs: list[Tensor], inputs: tuple, diff_idx: list[int]) -> dict:
-    """{(j, i): [n_in x n_out] matrix} from one vector-Jacobian product per output element."""
+    """{(j, i): [n_in x n_out] matrix} (real views) from one vector-Jacobian product per real output
+    component: grad_output 1, and i for a complex output (Note [Complex gradcheck])."""
     jac: dict = {}
     for j, o in enumerate(outputs):
         rows: dict = {i: [] for i in diff_idx}
+        units = (1.0, 1j) if o.is_complex() else (1.0,)
         for k in range(o.numel()):
-            go = tp.zeros_like(o).reshape(-1)
-            go[k] = 1.0
-            gs = _grad(
-                o, [inputs[i] for i in diff_idx], go.reshape(o.shape), retain_graph=True, allow_unused=True
-            )
-            for i, g in zip(diff_idx, gs, strict=False):
-                x = inputs[i]
-                rows[i].append(tp.zeros(x.numel(), dtype=tp.float64) if g is None else g.reshape(-1).double())
+            for unit in units:
+                go = tp.zeros_like(o).reshape(-1)
+                go[k] = unit
+                gs = _grad(
+                    o,
+                    [inputs[i] for i in diff_idx],
+                    go.reshape(o.shape),
+                    retain_graph=True,
+                    allow_unused=True,
+                )
+                for i, g in zip(diff_idx, gs, strict=False):
+                    x = inputs[i]
+                    n = x.numel() * _components(x)
+                    rows[i].append(tp.zeros(n, dtype=tp.float64) if g is None else _realified(g))
         for i in diff_idx:
             r = rows[i]
-            jac[(j, i)] = tp.stack(r, 1) if r else tp.zeros(inputs[i].numel(), 0, dtype=tp.float64)
+            n = inputs[i].numel() * _components(inputs[i])
+            jac[(j, i)] = tp.stack(r, 1) if r else tp.zeros(n, 0, dtype=tp.float64)
     return jac
 
 
@@ -120,7 +152,7 @@ def gradcheck(
     first = func(*inputs)
     outputs = _differentiable_outputs(first)
     keep = _differentiable_positions(first)
-    n_out = [o.numel() for o in outputs]
+    n_out = [o.numel() * _components(o) for o in outputs]
     analytical = _analytical_jacobian(outputs, inputs, diff_idx)
     for i in diff_idx:
         numerical = _numerical_jacobian(func, inputs, i, eps, n_out, keep)
@@ -139,6 +171,15 @@ def gradcheck(
     return True
 
 
+def _random_like(o: Tensor, gen: Any) -> Tensor:
+    """Standard normal values of o's shape and dtype (complex: independent real and imaginary parts)."""
+    if not o.is_complex():
+        return tp.randn(o.shape, dtype=o.dtype, generator=gen)
+    re = tp.randn(o.shape, dtype=tp.float64, generator=gen)
+    im = tp.randn(o.shape, dtype=tp.float64, generator=gen)
+    return (re + im * 1j).to(o.dtype)
+
+
 def gradgradcheck(
     func: Callable[..., Any],
     inputs: Tensor | Sequence[Any],
@@ -155,9 +196,7 @@ def gradgradcheck(
     outputs = _differentiable_outputs(func(*inputs))
     if grad_outputs is None:
         gen = tp.Generator().manual_seed(0)
-        grad_outputs = tuple(
-            tp.randn(o.shape, dtype=o.dtype, generator=gen).requires_grad_(True) for o in outputs
-        )
+        grad_outputs = tuple(_random_like(o, gen).requires_grad_(True) for o in outputs)
     diff_idx = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
     n_in = len(inputs)
 

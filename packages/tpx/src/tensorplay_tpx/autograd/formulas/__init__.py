@@ -150,6 +150,8 @@ def _make_backward(
 #   linear in u, so J t = d/du <J^T u, t>: run the formula once with u requiring grad (recorded), take the
 #   inner product with the tangents, and differentiate it with respect to u. Every op with a formula thus gets
 #   a JVP, at the price of two backward evaluations per forward op (only inside a dual level).
+#   With complex tensors the pairing is Re <J^H u, t> = Re sum(vjp(u) * conj(t)) = Re <u, J t>, whose gradient
+#   with respect to u is J t under PyTorch's convention (Note [Complex gradients] in csrc/engine.cpp).
 def _make_jvp(backward: Callable[..., Any]) -> Callable[..., Any]:
     def jvp(values: list, results: list, tangents: list, metas: list, counts: list) -> list:
         from ..engine import grad as _grad
@@ -168,7 +170,9 @@ def _make_jvp(backward: Callable[..., Any]) -> Callable[..., Any]:
             for g, t in zip(grads, tangents, strict=False):
                 if g is None or t is None:
                     continue
-                term = (g * t).sum()
+                term = (g * _conj(t)).sum()
+                if term.is_complex():
+                    term = tp.real(term)
                 total = term if total is None else total + term
             live = [u for u in us if u is not None]
             if total is None or not live:

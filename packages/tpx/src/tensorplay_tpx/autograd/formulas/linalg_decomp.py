@@ -45,6 +45,12 @@ def _inv(ctx, grad):
     return -(inv_h @ grad @ inv_h)
 
 
+# The _ex variants: the same derivative for the main output; `info` (an integer tensor) has none.
+@derivative("linalg_inv_ex", results=True, outputs=(True, False))
+def _inv_ex(ctx, grad, _ginfo):
+    return _inv(ctx, grad)
+
+
 @derivative("linalg_solve", save=("A",), results=True)
 def _solve(ctx, grad):
     a, x = ctx.A, ctx.result
@@ -61,6 +67,11 @@ def _solve(ctx, grad):
     return (ga if ctx.needs_input_grad["A"] else None), gb
 
 
+@derivative("linalg_solve_ex", save=("A",), results=True, outputs=(True, False))
+def _solve_ex(ctx, grad, _ginfo):
+    return _solve(ctx, grad)
+
+
 @derivative("linalg_cholesky", "cholesky", results=True)
 def _cholesky(ctx, grad):
     upper = getattr(ctx, "upper", False)
@@ -72,6 +83,37 @@ def _cholesky(ctx, grad):
     linv = tp.linalg_inv(low)
     s = _mH(linv) @ phi @ linv
     return 0.5 * (s + _mH(s))
+
+
+@derivative("linalg_cholesky_ex", results=True, outputs=(True, False))
+def _cholesky_ex(ctx, grad, _ginfo):
+    return _cholesky(ctx, grad)
+
+
+# Note [Cholesky factor inputs]
+#   cholesky_solve(B, F) = A^-1 B and cholesky_inverse(F) = A^-1 with A = F F^H (lower) or F^H F (upper).
+#   LAPACK reads one triangle of F only, but, as in PyTorch, the derivative is that of the formula in the full
+#   matrix F: with gA the gradient with respect to A, dA = dF F^H + F dF^H gives gF = (gA + gA^H) F (lower)
+#   or F (gA + gA^H) (upper). Tests perturb only the triangle that is read (tril/triu of the input).
+def _factor_grad(ga: tp.Tensor, factor: tp.Tensor, upper: bool) -> tp.Tensor:
+    sym = ga + _mH(ga)
+    return factor @ sym if upper else sym @ factor
+
+
+@derivative("cholesky_solve", save=("input2",), results=True)
+def _cholesky_solve(ctx, grad):
+    """X = A^-1 B: gB = A^-1 gX (A is Hermitian), gA = -gB X^H."""
+    f, x = ctx.input2, ctx.result
+    gb = tp.cholesky_solve(grad, f, ctx.upper)
+    gf = _factor_grad(-(gb @ _mH(x)), f, ctx.upper) if ctx.needs_input_grad["input2"] else None
+    return (gb if ctx.needs_input_grad["self"] else None), gf
+
+
+@derivative("cholesky_inverse", save=("self",), results=True)
+def _cholesky_inverse(ctx, grad):
+    """Y = A^-1: gA = -Y^H gY Y^H = -Y gY Y (Y is Hermitian)."""
+    y = ctx.result
+    return _factor_grad(-(y @ grad @ y), ctx.self, ctx.upper)
 
 
 @derivative("linalg_eigh", results=True)

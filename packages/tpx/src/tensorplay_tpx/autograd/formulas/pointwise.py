@@ -6,6 +6,7 @@ returned in the broadcast shape: the engine sums them back to each input's shape
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import tensorplay_p10 as tp
@@ -22,14 +23,19 @@ def _zeros(grad: tp.Tensor) -> tp.Tensor:
 
 # ---- arithmetic
 # -----------------------------------------------------------------------------------------------
+def _cconj(v: complex | float) -> complex | float:
+    """The conjugate of a Python scalar (a complex alpha/value enters the gradient conjugated)."""
+    return v.conjugate() if isinstance(v, complex) else v
+
+
 @derivative("add", "add_")
 def _add(ctx, grad):
-    return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
+    return grad, (grad if ctx.alpha == 1 else grad * _cconj(ctx.alpha))
 
 
 @derivative("sub", "sub_")
 def _sub(ctx, grad):
-    return grad, (-grad if ctx.alpha == 1 else grad * -ctx.alpha)
+    return grad, (-grad if ctx.alpha == 1 else grad * -_cconj(ctx.alpha))
 
 
 @derivative("mul", "mul_", save=("self", "other"))
@@ -84,9 +90,13 @@ def _float_power_scalar_base(ctx, grad):
 
 @derivative("angle", save=("self",))
 def _angle(ctx, grad):
-    if ctx.self.is_complex():
-        raise NotImplementedError("the derivative for 'angle' of a complex tensor is not implemented.")
-    return tp.zeros_like(grad)  # the angle of a real number is piecewise constant (0 or pi)
+    z = ctx.self
+    if not z.is_complex():
+        return tp.zeros_like(grad)  # the angle of a real number is piecewise constant (0 or pi)
+    # angle = atan2(y, x): d/dx = -y/|z|^2, d/dy = x/|z|^2, so dL/dx + i dL/dy = grad * i z / |z|^2
+    # (Note [Complex gradients] in csrc/engine.cpp); PyTorch takes 0 at z = 0.
+    g = grad * z * 1j / (z.abs() ** 2)
+    return tp.where(z == 0, tp.zeros_like(g), g)
 
 
 @derivative("floor_divide", "floor_divide_")
@@ -99,7 +109,7 @@ def _pow_scalar(ctx, grad):
     e = ctx.exponent
     if e == 0:
         return _zeros(grad)
-    return grad * e * _conj(ctx.self.pow(e - 1))
+    return grad * _conj(e * ctx.self.pow(e - 1))
 
 
 @derivative("pow", "pow_", save=("self", "exponent"), results=True)
@@ -107,10 +117,11 @@ def _pow(ctx, grad):
     base, e = ctx.self, ctx.exponent
     gs = go = None
     if ctx.needs_input_grad["self"]:
-        gs = tp.where(e == 0, tp.zeros_like(grad), grad * e * base.pow(e - 1))
+        gs = tp.where(e == 0, tp.zeros_like(grad), grad * _conj(e * base.pow(e - 1)))
     if ctx.needs_input_grad["exponent"]:
         # d/de b^e = b^e log b, taken as 0 where b == 0 and e >= 0 (PyTorch's convention)
-        go = tp.where((base == 0) & (e >= 0), tp.zeros_like(grad), grad * ctx.result * tp.log(base))
+        d = grad * _conj(ctx.result * tp.log(base))
+        go = d if e.is_complex() else tp.where((base == 0) & (e >= 0), tp.zeros_like(d), d)
     return gs, go
 
 
@@ -118,7 +129,10 @@ def _pow(ctx, grad):
 def _pow_scalar_base(ctx, grad):
     if ctx.self == 0:
         return tp.where(ctx.exponent >= 0, tp.zeros_like(grad), grad * ctx.result * -math.inf)
-    return grad * ctx.result * math.log(ctx.self)
+    base = ctx.self
+    # a negative real base has no real logarithm: NaN, as in PyTorch
+    log_base = cmath.log(base) if isinstance(base, complex) else math.log(base) if base > 0 else math.nan
+    return grad * _conj(ctx.result * log_base)
 
 
 @derivative("float_power.Tensor_Scalar", save=("self",))
@@ -151,12 +165,12 @@ def _exp(ctx, grad):
 
 @derivative("exp2", "exp2_", results=True)
 def _exp2(ctx, grad):
-    return grad * ctx.result * _LN2
+    return grad * _conj(ctx.result) * _LN2
 
 
 @derivative("expm1", "expm1_", results=True)
 def _expm1(ctx, grad):
-    return grad * (ctx.result + 1)
+    return grad * _conj(ctx.result + 1)
 
 
 @derivative("log", "log_", save=("self",))
@@ -166,17 +180,17 @@ def _log(ctx, grad):
 
 @derivative("log2", "log2_", save=("self",))
 def _log2(ctx, grad):
-    return grad / (ctx.self * _LN2)
+    return grad / _conj(ctx.self * _LN2)
 
 
 @derivative("log10", "log10_", save=("self",))
 def _log10(ctx, grad):
-    return grad / (ctx.self * _LN10)
+    return grad / _conj(ctx.self * _LN10)
 
 
 @derivative("log1p", "log1p_", save=("self",))
 def _log1p(ctx, grad):
-    return grad / (ctx.self + 1)
+    return grad / _conj(ctx.self + 1)
 
 
 @derivative("sqrt", "sqrt_", results=True)
@@ -468,25 +482,25 @@ def _clamp_tensor(ctx, grad):
 # ---------------------------------------------------------------------------------------------------
 @derivative("lerp.Scalar", "lerp_.Scalar")
 def _lerp_scalar(ctx, grad):
-    w = ctx.weight
+    w = _cconj(ctx.weight)
     return grad * (1 - w), grad * w
 
 
 @derivative("lerp.Tensor", "lerp_.Tensor", save=("self", "end", "weight"))
 def _lerp_tensor(ctx, grad):
-    w = ctx.weight
-    return grad * (1 - w), grad * w, grad * (ctx.end - ctx.self)
+    w = _conj(ctx.weight)
+    return grad * (1 - w), grad * w, grad * _conj(ctx.end - ctx.self)
 
 
 @derivative("addcmul", "addcmul_", save=("tensor1", "tensor2"))
 def _addcmul(ctx, grad):
-    v = ctx.value
-    return grad, grad * ctx.tensor2 * v, grad * ctx.tensor1 * v
+    v = _cconj(ctx.value)
+    return grad, grad * _conj(ctx.tensor2) * v, grad * _conj(ctx.tensor1) * v
 
 
 @derivative("addcdiv", "addcdiv_", save=("tensor1", "tensor2"))
 def _addcdiv(ctx, grad):
-    v, t1, t2 = ctx.value, ctx.tensor1, ctx.tensor2
+    v, t1, t2 = _cconj(ctx.value), _conj(ctx.tensor1), _conj(ctx.tensor2)
     return grad, grad * v / t2, -grad * v * t1 / (t2 * t2)
 
 

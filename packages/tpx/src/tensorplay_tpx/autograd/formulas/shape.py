@@ -24,9 +24,21 @@ def _view(ctx, grad):
     return grad.reshape(ctx.self_shape)
 
 
-@derivative("conj", view=True)
-def _conj_view(ctx, grad):
+# The parts of a complex number (Note [Complex gradients] in csrc/engine.cpp: a gradient is dL/dx + i dL/dy).
+# On real tensors real and conj return their input itself, which the recording kernel passes through.
+@derivative("conj")  # a new tensor in P10 (PyTorch's conj_physical), not a view
+def _conj(ctx, grad):
     return grad.conj()
+
+
+@derivative("real", view=True)
+def _real(ctx, grad):
+    return grad  # dL/dx; the engine makes it complex (imaginary part 0)
+
+
+@derivative("imag", view=True)
+def _imag(ctx, grad):
+    return grad * 1j  # i dL/dy
 
 
 @derivative("alias", view=True)
