@@ -1,8 +1,9 @@
-// vec_math.h — float32 exp, log, sigmoid and tanh as short polynomial kernels that the compiler vectorises.
+// vec_math.h — float32 exp, log, sigmoid, tanh (and expm1, log1p, erfc for the activations) as short polynomial
+// kernels that the compiler vectorises.
 //
-// Where it sits: the float32 loops of unary_float.cpp (exp, log, sigmoid, tanh) and softmax.cpp call these
-// functions inside TP_SIMD_LOOP loops (loop/simd.h: one copy for AVX2+FMA, one for the baseline); float64
-// keeps the C library (std::exp, ...).
+// Where it sits: the float32 loops of unary_float.cpp (exp, log, sigmoid, tanh), activation*.cpp and
+// softmax.cpp call these functions inside TP_SIMD_LOOP loops (loop/simd.h: one copy for AVX2+FMA, one for the
+// baseline); float64 keeps the C library (std::exp, ...).
 //
 // Note [Vectorised float math]
 //   std::exp and friends are library calls, one element at a time, and they were most of the time of exp,
@@ -122,6 +123,58 @@ TP_VEC_INLINE float tanh_f32(float x) {
   // both take the sign of x (small already has it, except that -0 + ... gives +0)
   const float y = vec::select((b & vec::kAbsMask) < vec::bits(0.625f), small, big);
   return vec::from_bits((vec::bits(y) & vec::kAbsMask) | (b & vec::kSignMask));
+}
+
+// A signed integer with the order of the floats (for non-NaN x): compare keys where a float compare would stop
+// GCC from vectorising (Note [Vectorised float math]). -0 and +0 get different keys (-1 and 0).
+TP_VEC_INLINE int32_t vec_order_key(float x) {
+  const int32_t b = vec::bits(x);
+  return b ^ ((b >> 31) & vec::kAbsMask);
+}
+
+// e^x - 1 without the cancellation of exp_f32(x) - 1 near 0: for |x| < 0.35 the Taylor series to x^7
+// (truncation below 2e-8 relative), otherwise exp_f32(x) - 1, which loses at most two bits there.
+TP_VEC_INLINE float expm1_f32(float x) {
+  float p = 1.0f / 5040;
+  p = p * x + 1.0f / 720;
+  p = p * x + 1.0f / 120;
+  p = p * x + 1.0f / 24;
+  p = p * x + 1.0f / 6;
+  p = p * x + 0.5f;
+  const float small = p * (x * x) + x;
+  const float big = exp_f32(x) - 1.0f;
+  return vec::select((vec::bits(x) & vec::kAbsMask) < vec::bits(0.35f), small, big);
+}
+
+// log(1 + t) for t > -1 (Goldberg's trick: u = 1 + t rounded, then log(u) * t / (u - 1) cancels the rounding
+// of u to first order; u == 1 means t is below half an ulp of 1 and log1p(t) = t). +inf gives +inf.
+TP_VEC_INLINE float log1p_f32(float t) {
+  const float u = 1.0f + t;
+  const float d = u - 1.0f;
+  const float y = log_f32(u) * (t / vec::select(vec::bits(d) == 0, 1.0f, d));
+  const float r = vec::select(vec::bits(d) == 0, t, y);
+  return vec::select(vec::bits(t) == vec::kInfBits, t, r);
+}
+
+// erfc x, relative error below 1.2e-7 in exact arithmetic (Numerical Recipes' erfcc, a Chebyshev fit:
+// erfc z = t exp(-z^2 + P(t)), t = 1 / (1 + z/2), z = |x|; erfc(-z) = 2 - erfc z). The float rounding of z^2
+// adds up to z^2 2^-24 relative error in the tail (5e-6 at z = 9, where erfc is 4e-37). Used by GELU, whose
+// negative tail 0.5 x erfc(-x/sqrt2) then keeps its relative accuracy instead of cancelling in 1 + erf.
+TP_VEC_INLINE float erfc_f32(float x) {
+  const float z = vec::from_bits(vec::bits(x) & vec::kAbsMask);
+  const float t = 1.0f / (1.0f + 0.5f * z);
+  float p = 0.17087277f;
+  p = p * t - 0.82215223f;
+  p = p * t + 1.48851587f;
+  p = p * t - 1.13520398f;
+  p = p * t + 0.27886807f;
+  p = p * t - 0.18628806f;
+  p = p * t + 0.09678418f;
+  p = p * t + 0.37409196f;
+  p = p * t + 1.00002368f;
+  p = p * t - 1.26551223f;
+  const float r = t * exp_f32(p - z * z);  // NaN for a NaN x; 0 once z^2 passes exp_f32's clamp
+  return vec::select(vec::bits(x) < 0, 2.0f - r, r);
 }
 
 // y[i * sy] = f(x[i * sx]) for i < n: the loop every float32 map in this header runs in. The unit-stride case

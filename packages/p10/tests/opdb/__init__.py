@@ -244,6 +244,7 @@ def register(*infos: OpInfo) -> None:
 
 # Imported last: the family modules use the classes above (a partly initialised package is fine for that).
 from . import (  # noqa: E402
+    activation,  # noqa: F401
     attention,  # noqa: F401
     binary,  # noqa: F401
     compare,  # noqa: F401
@@ -259,6 +260,7 @@ from . import (  # noqa: E402
     pool,  # noqa: F401
     reduce,  # noqa: F401
     reduce_stats,  # noqa: F401
+    sampling,  # noqa: F401
     shape,  # noqa: F401
     sort,  # noqa: F401
     unary,  # noqa: F401

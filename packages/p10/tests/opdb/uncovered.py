@@ -24,4 +24,5 @@ KNOWN_UNCOVERED: dict[str, str] = {
     "multinomial": _RANDOM,
     "native_dropout": _RANDOM + " (dropout's p=0 and eval paths are in the database)",
     "poisson": _RANDOM,
+    "_rrelu_with_noise": "rrelu's random slopes: test_activation.py (rrelu's eval mode is in the database)",
 }

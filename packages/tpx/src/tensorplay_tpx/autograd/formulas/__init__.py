@@ -247,4 +247,4 @@ def _conj(t: tp.Tensor) -> tp.Tensor:
 
 
 # The families register on import.
-from . import attention, conv, linalg, linalg_decomp, nn, pointwise, reduce, shape, upsample  # noqa: E402,F401
+from . import activation, attention, conv, linalg, linalg_decomp, nn, pointwise, reduce, shape, upsample  # noqa: E402,F401
