@@ -17,10 +17,13 @@
 namespace nb = nanobind;
 
 namespace tp::nn {
-namespace {
 
-// P10's table; set once at module init, valid for the life of the process.
+// P10's table; set once at module init, valid for the life of the process (fused_optim.cpp uses it too).
 const TP_Api *api = nullptr;
+
+int register_fused_optim_ops();  // fused_optim.cpp
+
+namespace {
 
 [[noreturn]] void raise_pending_error() {
   api->raise_python_error();
@@ -123,6 +126,7 @@ NB_MODULE(_C, m) {
   // Importing the table imports tensorplay_p10._C; on a missing or too-old P10 it leaves an ImportError set.
   api = tp_import_api();
   if (!api) throw nb::python_error();
+  if (register_fused_optim_ops() != 0) raise_pending_error();  // nn::_fused_sgd_, nn::_fused_adam_ (optim)
 
   m.doc() = "NN's native module: hot NN ops registered through P10's C ABI (tp_abi.h).";
   m.def(
