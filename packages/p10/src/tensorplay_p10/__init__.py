@@ -127,6 +127,7 @@ from .random import (
     seed,
     set_rng_state,
 )
+from .serialization import load, save
 
 # The public API: what `from tensorplay_p10 import *` (and the tensorplay meta-package) re-exports.
 __all__ = [
@@ -239,6 +240,8 @@ __all__ = [
     "t",
     "clone",
     "detach",
+    "save",
+    "load",
 ]
 
 __version__ = "0.1.0"

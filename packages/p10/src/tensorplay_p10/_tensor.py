@@ -159,6 +159,12 @@ class Tensor(_C.TensorBase):
             raise NotImplementedError("Cannot call tolist() on a meta tensor: it has no data")
         return self.__array__().tolist()
 
+    def __reduce_ex__(self, protocol: Any) -> tuple:
+        """Pickling (also deepcopy, worker processes): Note [Storage sharing in one pickle], _pickle.py."""
+        from ._pickle import reduce_tensor
+
+        return reduce_tensor(self)
+
     def __dlpack__(
         self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Any = None
     ) -> Any:
