@@ -64,7 +64,7 @@ def main() -> None:
         model.train()
         total = 0.0
         for x, y in loader:
-            loss = nn.functional.cross_entropy(model(x), y)
+            loss = tp.cross_entropy(model(x), y)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

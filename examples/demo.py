@@ -27,7 +27,6 @@ import numpy as np
 from tqdm import tqdm
 
 import tensorplay as tp
-from tensorplay.nn import functional as F
 from tensorplay.nn.generation import generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -67,7 +66,7 @@ def lr_at(step: int, steps: int, peak: float, warmup: int) -> float:
 
 def loss_of(model: TinyLM, x: tp.Tensor, y: tp.Tensor) -> tp.Tensor:
     logits = model(x)
-    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+    return tp.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
 def save_checkpoint(model: TinyLM, path: Path) -> None:

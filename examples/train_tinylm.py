@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import tensorplay as tp
-from tensorplay import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tinylm import TinyLM  # noqa: E402  (examples/ is not a package)
@@ -27,7 +26,7 @@ optimizer = tp.optim.AdamW(model.parameters(), lr=3e-3)
 for step in range(200):
     batch = windows[tp.randint(0, len(windows), (8,))]
     logits = model(batch[:, :-1])
-    loss = nn.functional.cross_entropy(logits.reshape(-1, 256), batch[:, 1:].reshape(-1))
+    loss = tp.cross_entropy(logits.reshape(-1, 256), batch[:, 1:].reshape(-1))
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()

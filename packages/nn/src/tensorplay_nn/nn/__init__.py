@@ -15,14 +15,17 @@ Example:
 
 from __future__ import annotations
 
-from . import functional, init, utils  # noqa: F401
+from . import cache, functional, generation, init, utils  # noqa: F401
 from .modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
+from .modules.causal_attention import GroupedQueryAttention  # noqa: F401
 from .modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .modules.dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: F401
 from .modules.flatten import Flatten, Unflatten  # noqa: F401
 from .modules.instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
 from .modules.linear import Bilinear, Identity, Linear  # noqa: F401
+from .modules.modern_block import SwiGLUMLP, TransformerBlock  # noqa: F401
 from .modules.module import Module  # noqa: F401
 from .modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: F401
+from .modules.rotary import RotaryEmbedding  # noqa: F401
 from .modules.sparse import Embedding, EmbeddingBag  # noqa: F401
 from .parameter import Buffer, Parameter  # noqa: F401
