@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from . import functional, init, utils  # noqa: F401
+from . import cache, functional, generation, init, utils  # noqa: F401
 from .modules.activation import (  # noqa: F401
     CELU,
     ELU,
@@ -47,6 +47,7 @@ from .modules.activation import (  # noqa: F401
     Threshold,
 )
 from .modules.batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
+from .modules.causal_attention import GroupedQueryAttention  # noqa: F401
 from .modules.channelshuffle import ChannelShuffle  # noqa: F401
 from .modules.container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .modules.conv import (  # noqa: F401
@@ -84,6 +85,7 @@ from .modules.loss import (  # noqa: F401
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
+from .modules.modern_block import SwiGLUMLP, TransformerBlock  # noqa: F401
 from .modules.module import Module  # noqa: F401
 from .modules.multihead_attention import MultiheadAttention  # noqa: F401
 from .modules.normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: F401
@@ -127,6 +129,7 @@ from .modules.pooling import (  # noqa: F401
 )
 from .modules.rnn import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from .modules.rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
+from .modules.rotary import RotaryEmbedding  # noqa: F401
 from .modules.sparse import Embedding, EmbeddingBag  # noqa: F401
 from .modules.transformer import (  # noqa: F401
     Transformer,

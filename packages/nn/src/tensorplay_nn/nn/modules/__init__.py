@@ -34,6 +34,7 @@ from .activation import (  # noqa: F401
     Threshold,
 )
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
+from .causal_attention import GroupedQueryAttention  # noqa: F401
 from .channelshuffle import ChannelShuffle  # noqa: F401
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
@@ -64,6 +65,7 @@ from .loss import (  # noqa: F401
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
+from .modern_block import SwiGLUMLP, TransformerBlock  # noqa: F401
 from .module import Module  # noqa: F401
 from .multihead_attention import MultiheadAttention  # noqa: F401
 from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: F401
@@ -107,6 +109,7 @@ from .pooling import (  # noqa: F401
 )
 from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: F401
 from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
+from .rotary import RotaryEmbedding  # noqa: F401
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .transformer import (  # noqa: F401
     Transformer,
