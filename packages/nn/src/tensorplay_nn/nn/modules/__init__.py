@@ -1,121 +1,89 @@
-"""``tensorplay.nn.modules``: the layer classes, one concept per file, re-exported one import line per
-file."""
+"""``tensorplay.nn.modules``: the layer classes, one concept per file.
+
+Each file lists its public classes in its own ``__all__``; this package re-exports them and sums those
+lists into its ``__all__``, which ``tensorplay.nn`` takes whole (``from .modules import *``). A new layer
+file means one import line and one ``__all__ +=`` line here, nothing in ``nn/__init__.py``.
+(``__all__ += <module>.__all__`` is a form editors' static analysers follow, so completion still lists
+every layer.)
+"""
 
 from __future__ import annotations
 
-from .activation import (  # noqa: F401
-    CELU,
-    ELU,
-    GELU,
-    GLU,
-    SELU,
-    Hardshrink,
-    Hardsigmoid,
-    Hardswish,
-    Hardtanh,
-    LeakyReLU,
-    LogSigmoid,
-    LogSoftmax,
-    Mish,
-    PReLU,
-    ReLU,
-    ReLU6,
-    RReLU,
-    Sigmoid,
-    SiLU,
-    Softmax,
-    Softmax2d,
-    Softmin,
-    Softplus,
-    Softshrink,
-    Softsign,
-    Tanh,
-    Tanhshrink,
-    Threshold,
+from . import (
+    activation,
+    batchnorm,
+    causal_attention,
+    channelshuffle,
+    container,
+    conv,
+    distance,
+    dropout,
+    flatten,
+    instancenorm,
+    linear,
+    loss,
+    modern_block,
+    module,
+    multihead_attention,
+    normalization,
+    padding,
+    pixelshuffle,
+    pooling,
+    rnn,
+    rnn_cell,
+    sparse,
+    transformer,
+    upsampling,
 )
-from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d  # noqa: F401
-from .causal_attention import GroupedQueryAttention  # noqa: F401
-from .channelshuffle import ChannelShuffle  # noqa: F401
-from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d  # noqa: F401
-from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
-from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout  # noqa: F401
-from .flatten import Flatten, Unflatten  # noqa: F401
-from .instancenorm import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
-from .linear import Bilinear, Identity, Linear  # noqa: F401
-from .loss import (  # noqa: F401
-    BCELoss,
-    BCEWithLogitsLoss,
-    CosineEmbeddingLoss,
-    CrossEntropyLoss,
-    GaussianNLLLoss,
-    HingeEmbeddingLoss,
-    HuberLoss,
-    KLDivLoss,
-    L1Loss,
-    MarginRankingLoss,
-    MSELoss,
-    MultiLabelMarginLoss,
-    MultiLabelSoftMarginLoss,
-    MultiMarginLoss,
-    NLLLoss,
-    PoissonNLLLoss,
-    SmoothL1Loss,
-    SoftMarginLoss,
-    TripletMarginLoss,
-    TripletMarginWithDistanceLoss,
-)
-from .modern_block import SwiGLUMLP, TransformerBlock  # noqa: F401
-from .module import Module  # noqa: F401
-from .multihead_attention import MultiheadAttention  # noqa: F401
-from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: F401
-from .padding import (  # noqa: F401
-    CircularPad1d,
-    CircularPad2d,
-    CircularPad3d,
-    ConstantPad1d,
-    ConstantPad2d,
-    ConstantPad3d,
-    ReflectionPad1d,
-    ReflectionPad2d,
-    ReflectionPad3d,
-    ReplicationPad1d,
-    ReplicationPad2d,
-    ReplicationPad3d,
-    ZeroPad1d,
-    ZeroPad2d,
-    ZeroPad3d,
-)
-from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
-from .pooling import (  # noqa: F401
-    AdaptiveAvgPool1d,
-    AdaptiveAvgPool2d,
-    AdaptiveAvgPool3d,
-    AdaptiveMaxPool1d,
-    AdaptiveMaxPool2d,
-    AdaptiveMaxPool3d,
-    AvgPool1d,
-    AvgPool2d,
-    AvgPool3d,
-    LPPool1d,
-    LPPool2d,
-    LPPool3d,
-    MaxPool1d,
-    MaxPool2d,
-    MaxPool3d,
-    MaxUnpool1d,
-    MaxUnpool2d,
-    MaxUnpool3d,
-)
-from .rnn import GRU, LSTM, RNN, RNNBase  # noqa: F401
-from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase  # noqa: F401
-from .rotary import RotaryEmbedding  # noqa: F401
-from .sparse import Embedding, EmbeddingBag  # noqa: F401
-from .transformer import (  # noqa: F401
-    Transformer,
-    TransformerDecoder,
-    TransformerDecoderLayer,
-    TransformerEncoder,
-    TransformerEncoderLayer,
-)
-from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+from .activation import *  # noqa: F403
+from .batchnorm import *  # noqa: F403
+from .causal_attention import *  # noqa: F403
+from .channelshuffle import *  # noqa: F403
+from .container import *  # noqa: F403
+from .conv import *  # noqa: F403
+from .distance import *  # noqa: F403
+from .dropout import *  # noqa: F403
+from .flatten import *  # noqa: F403
+from .instancenorm import *  # noqa: F403
+from .linear import *  # noqa: F403
+from .loss import *  # noqa: F403
+from .modern_block import *  # noqa: F403
+from .module import *  # noqa: F403
+from .multihead_attention import *  # noqa: F403
+from .normalization import *  # noqa: F403
+from .padding import *  # noqa: F403
+from .pixelshuffle import *  # noqa: F403
+from .pooling import *  # noqa: F403
+from .rnn import *  # noqa: F403
+from .rnn_cell import *  # noqa: F403
+from .rotary import RotaryEmbedding  # apply_rotary_emb stays in nn.modules.rotary
+from .sparse import *  # noqa: F403
+from .transformer import *  # noqa: F403
+from .upsampling import *  # noqa: F403
+
+__all__: list[str] = []
+__all__ += activation.__all__
+__all__ += batchnorm.__all__
+__all__ += causal_attention.__all__
+__all__ += channelshuffle.__all__
+__all__ += container.__all__
+__all__ += conv.__all__
+__all__ += distance.__all__
+__all__ += dropout.__all__
+__all__ += flatten.__all__
+__all__ += instancenorm.__all__
+__all__ += linear.__all__
+__all__ += loss.__all__
+__all__ += modern_block.__all__
+__all__ += module.__all__
+__all__ += multihead_attention.__all__
+__all__ += normalization.__all__
+__all__ += padding.__all__
+__all__ += pixelshuffle.__all__
+__all__ += pooling.__all__
+__all__ += rnn.__all__
+__all__ += rnn_cell.__all__
+__all__ += sparse.__all__
+__all__ += transformer.__all__
+__all__ += upsampling.__all__
+__all__ += ["RotaryEmbedding"]
