@@ -10,21 +10,12 @@ Ratios are TensorPlay/PyTorch throughput (> 1: TensorPlay is faster).
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
 from collections.abc import Callable
 from typing import Any
 
-from run import timeit
+from _harness import machine, parse_args, timeit, torch, write_report
 
 import tensorplay as tp
-
-try:
-    import torch
-except ImportError:
-    torch = None
 
 
 def cases(lib: Any) -> list[tuple[str, Callable[[], Any], int]]:
@@ -70,10 +61,7 @@ def cases(lib: Any) -> list[tuple[str, Callable[[], Any], int]]:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "autograd.json"))
-    args = p.parse_args()
+    args = parse_args(__doc__, "autograd")
     repeats = 3 if args.quick else 7
     if torch is not None:
         torch.set_num_threads(tp.get_num_threads())
@@ -90,18 +78,7 @@ def main() -> None:
             f"{name:<48} tensorplay {row['tensorplay_us']:10.2f}"
             + (f"   torch {row['torch_us']:10.2f}   ratio {row['ratio']:5.2f}" if "ratio" in row else "")
         )
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(
-            {
-                "machine": {"platform": platform.platform(), "threads": tp.get_num_threads()},
-                "torch_version": getattr(torch, "__version__", None),
-                "results": results,
-            },
-            f,
-            indent=2,
-        )
-    print(f"wrote {args.out}")
+    write_report({**machine(), "results": results}, args.out)
 
 
 if __name__ == "__main__":

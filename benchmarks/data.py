@@ -11,23 +11,18 @@ same loop runs with PyTorch's DataLoader when torch is installed (it is never a 
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import platform
 import time
 from typing import Any
 
 import numpy as np
+from _harness import machine, parse_args, torch, write_report
 
 import tensorplay as tp
 from tensorplay.utils.data import DataLoader, Dataset
 
-try:
-    import torch
+if torch is not None:
     import torch.utils.data as torch_data
-except ImportError:  # the comparison is optional
-    torch = None
 
 FEATURES, HIDDEN, SAMPLE_WORK = 256, 512, 2  # SAMPLE_WORK: FFT rounds per sample (the "decoding" cost)
 
@@ -91,10 +86,7 @@ def run_lib(lib: Any, loader_cls: Any, n: int, batch: int, workers: int) -> dict
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="a smaller dataset")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "data.json"))
-    args = p.parse_args()
+    args = parse_args(__doc__, "data", "a smaller dataset")
     n, batch = (512, 32) if args.quick else (2048, 64)
     results = []
     for workers in (0, 2):
@@ -113,16 +105,11 @@ def main() -> None:
         "benchmark": "data",
         "samples": n,
         "batch_size": batch,
-        "machine": platform.machine(),
-        "cpu_count": os.cpu_count(),
+        **machine(),
         "python": platform.python_version(),
-        "torch_version": None if torch is None else torch.__version__,
         "results": results,
     }
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
-    print(f"wrote {args.out}")
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

@@ -11,35 +11,13 @@ benchmarks/out/optim.json, as benchmarks/run.py writes its results.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _harness import machine, parse_args, timeit, torch, write_report
 
 import tensorplay as tp
-
-try:
-    import torch
-except ImportError:  # the comparison is optional
-    torch = None
-
-
-def timeit(fn: Callable[[], Any], inner: int, repeats: int) -> float:
-    """Median seconds per call over `repeats` runs of `inner` calls, after a warm-up run."""
-    fn()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - t0) / inner)
-    return statistics.median(samples)
 
 
 def shapes(quick: bool) -> dict[str, list[tuple[int, ...]]]:
@@ -106,26 +84,14 @@ def run(quick: bool) -> dict:
                     else ""
                 )
             )
-    return {
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": tp.get_num_threads()},
-        "torch_version": getattr(torch, "__version__", None),
-        "numpy_version": np.__version__,
-        "results": results,
-    }
+    return {**machine(), "results": results}
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="smaller model and fewer repeats")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "optim.json"))
-    args = p.parse_args()
+    args = parse_args(__doc__, "optim", "smaller model and fewer repeats")
     if torch is not None:
         torch.set_num_threads(tp.get_num_threads())
-    report = run(args.quick)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
-    print(f"wrote {args.out}")
+    write_report(run(args.quick), args.out)
 
 
 if __name__ == "__main__":

@@ -10,35 +10,12 @@ benchmarks/out/<name>.json and are printed as a table with the TensorPlay/PyTorc
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
+from _harness import machine, parse_args, timeit, torch, write_report
 
 import tensorplay as tp
-
-try:
-    import torch
-except ImportError:  # the comparison is optional
-    torch = None
-
-
-def timeit(fn: Callable[[], Any], inner: int, repeats: int) -> float:
-    """Median seconds per call over `repeats` runs of `inner` calls, after a warm-up run."""
-    fn()
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        samples.append((time.perf_counter() - t0) / inner)
-    return statistics.median(samples)
 
 
 def _fwd_bwd(f: Callable[[Any], Any], x: Any, grad: Any) -> Callable[[], None]:
@@ -139,24 +116,12 @@ def run(quick: bool) -> dict:
             f"{name:<42} tensorplay {row['tensorplay']:10.3f}"
             + (f"   torch {row['torch']:10.3f}   ratio {row['ratio']:5.2f}" if "torch" in row else "")
         )
-    return {
-        "machine": {"platform": platform.platform(), "cpus": os.cpu_count(), "threads": tp.get_num_threads()},
-        "torch_version": getattr(torch, "__version__", None),
-        "numpy_version": np.__version__,
-        "results": results,
-    }
+    return {**machine(), "results": results}
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="smaller sizes and fewer repeats")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "core.json"))
-    args = p.parse_args()
-    report = run(args.quick)
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
-    print(f"wrote {args.out}")
+    args = parse_args(__doc__, "core")
+    write_report(run(args.quick), args.out)
 
 
 if __name__ == "__main__":
