@@ -13,7 +13,7 @@ import tensorplay_p10 as tp
 from tensorplay_p10 import Tensor
 from tensorplay_tpx.autograd.grad_mode import no_grad
 
-from .optimizer import Optimizer, ParamsT, _check_lr, _new_step, _params_with_grad, _scalar
+from .optimizer import Optimizer, ParamsT, _check_hparams, _check_lr, _new_step, _params_with_grad, _scalar
 
 __all__ = ["Adadelta"]
 
@@ -58,10 +58,7 @@ class Adadelta(Optimizer):
         _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hparams(eps=eps, weight_decay=weight_decay)
         defaults = dict(
             lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach
         )

@@ -13,7 +13,7 @@ import tensorplay_p10 as tp
 from tensorplay_p10 import Tensor
 from tensorplay_tpx.autograd.grad_mode import no_grad
 
-from .optimizer import Optimizer, ParamsT, _check_lr, _new_step, _params_with_grad, _scalar
+from .optimizer import Optimizer, ParamsT, _check_hparams, _check_lr, _new_step, _params_with_grad, _scalar
 
 __all__ = ["Adagrad"]
 
@@ -60,14 +60,12 @@ class Adagrad(Optimizer):
         maximize: bool = False,
     ) -> None:
         _check_lr(lr)
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_hparams(
+            lr_decay=lr_decay,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            eps=eps,
+        )
         defaults = dict(
             lr=lr,
             lr_decay=lr_decay,

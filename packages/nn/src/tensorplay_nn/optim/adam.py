@@ -15,20 +15,9 @@ from tensorplay_p10 import Tensor
 from tensorplay_tpx.autograd.grad_mode import no_grad
 
 from . import _fused
-from .optimizer import Optimizer, ParamsT, _check_lr, _new_step, _params_with_grad, _scalar
+from .optimizer import Optimizer, ParamsT, _check_hparams, _check_lr, _new_step, _params_with_grad, _scalar
 
 __all__ = ["Adam"]
-
-
-def _check_betas_eps(betas: tuple[float, float], eps: float, weight_decay: float) -> None:
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
 class Adam(Optimizer):
@@ -81,7 +70,7 @@ class Adam(Optimizer):
         decoupled_weight_decay: bool = False,
     ) -> None:
         _check_lr(lr)
-        _check_betas_eps(betas, eps, weight_decay)
+        _check_hparams(eps=eps, betas=betas, weight_decay=weight_decay)
         if fused and foreach:
             raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         defaults = dict(

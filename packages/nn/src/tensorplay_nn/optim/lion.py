@@ -13,7 +13,7 @@ import tensorplay_p10 as tp
 from tensorplay_p10 import Tensor
 from tensorplay_tpx.autograd.grad_mode import no_grad
 
-from .optimizer import Optimizer, ParamsT, _check_lr, _params_with_grad, _scalar
+from .optimizer import Optimizer, ParamsT, _check_hparams, _check_lr, _params_with_grad, _scalar
 
 __all__ = ["Lion"]
 
@@ -56,12 +56,7 @@ class Lion(Optimizer):
         maximize: bool = False,
     ) -> None:
         _check_lr(lr)
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_hparams(betas=betas, weight_decay=weight_decay)
         defaults = dict(lr=lr, betas=betas, weight_decay=weight_decay, maximize=maximize)
         super().__init__(params, defaults)
 

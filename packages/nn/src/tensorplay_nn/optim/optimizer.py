@@ -308,6 +308,20 @@ def _check_lr(lr: float | Tensor) -> None:
         raise ValueError(f"Invalid learning rate: {lr}")
 
 
+def _check_hparams(**values: Any) -> None:
+    """PyTorch's constructor checks, in the order given: each value >= 0, each of ``betas`` in [0, 1).
+
+    The messages are PyTorch's (``Invalid epsilon value: -1``, ``Invalid beta parameter at index 0: 1.0``).
+    """
+    for name, value in values.items():
+        if name == "betas":
+            for i, beta in enumerate(value):
+                if not 0.0 <= beta < 1.0:
+                    raise ValueError(f"Invalid beta parameter at index {i}: {beta}")
+        elif not 0.0 <= value:
+            raise ValueError(f"Invalid {'epsilon' if name == 'eps' else name} value: {value}")
+
+
 def _scalar(value: float | Tensor) -> float:
     """A hyper-parameter as a Python float (a 1-element tensor lr is read once per step)."""
     return float(value.item()) if isinstance(value, Tensor) else float(value)

@@ -13,8 +13,7 @@ import tensorplay_p10 as tp
 from tensorplay_p10 import Tensor
 from tensorplay_tpx.autograd.grad_mode import no_grad
 
-from .adam import _check_betas_eps
-from .optimizer import Optimizer, ParamsT, _check_lr, _new_step, _params_with_grad, _scalar
+from .optimizer import Optimizer, ParamsT, _check_hparams, _check_lr, _new_step, _params_with_grad, _scalar
 
 __all__ = ["RAdam"]
 
@@ -63,7 +62,7 @@ class RAdam(Optimizer):
         maximize: bool = False,
     ) -> None:
         _check_lr(lr)
-        _check_betas_eps(betas, eps, weight_decay)
+        _check_hparams(eps=eps, betas=betas, weight_decay=weight_decay)
         defaults = dict(
             lr=lr,
             betas=betas,

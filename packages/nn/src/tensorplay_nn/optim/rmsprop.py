@@ -13,7 +13,7 @@ import tensorplay_p10 as tp
 from tensorplay_p10 import Tensor
 from tensorplay_tpx.autograd.grad_mode import no_grad
 
-from .optimizer import Optimizer, ParamsT, _check_lr, _new_step, _params_with_grad, _scalar
+from .optimizer import Optimizer, ParamsT, _check_hparams, _check_lr, _new_step, _params_with_grad, _scalar
 
 __all__ = ["RMSprop"]
 
@@ -63,14 +63,7 @@ class RMSprop(Optimizer):
         maximize: bool = False,
     ) -> None:
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_hparams(eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         defaults = dict(
             lr=lr,
             momentum=momentum,
