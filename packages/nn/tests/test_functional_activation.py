@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from nn_testing import T, check
 
 import tensorplay as tp
 import tensorplay.nn.functional as F
@@ -20,19 +21,6 @@ from tensorplay.autograd import gradcheck
 rng = np.random.default_rng(5)
 X = np.concatenate([rng.normal(size=20) * 3, [-3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 6.0, 25.0, -25.0]])
 ALPHA, SCALE = 1.6732632423543772, 1.0507009873554805
-
-
-def T(a, requires_grad=False):
-    a = np.asarray(a, dtype=np.float64)  # through a flat list, so that size-0 shapes survive
-    return tp.tensor(a.ravel().tolist(), dtype=tp.float64).reshape(a.shape).requires_grad_(requires_grad)
-
-
-def check(got, want, tol=1e-12):
-    want = np.asarray(want, dtype=np.float64)
-    assert tuple(got.shape) == want.shape, (tuple(got.shape), want.shape)
-    np.testing.assert_allclose(
-        np.asarray(got.tolist(), dtype=np.float64).reshape(want.shape), want, rtol=tol, atol=tol
-    )
 
 
 def sigmoid(x):

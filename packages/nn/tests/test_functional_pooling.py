@@ -13,25 +13,20 @@ import math
 
 import numpy as np
 import pytest
+from nn_testing import T
+from nn_testing import check as _check
 
 import tensorplay as tp
 import tensorplay.nn.functional as F
 from tensorplay.autograd import gradcheck
 
-rng = np.random.default_rng(2)
-
-
-def T(a, requires_grad=False):
-    a = np.asarray(a, dtype=np.float64)  # through a flat list, so that size-0 shapes survive
-    return tp.tensor(a.ravel().tolist(), dtype=tp.float64).reshape(a.shape).requires_grad_(requires_grad)
-
 
 def check(got, want, tol=1e-10):
-    want = np.asarray(want, dtype=np.float64)
-    assert tuple(got.shape) == want.shape, (tuple(got.shape), want.shape)
-    np.testing.assert_allclose(
-        np.asarray(got.tolist(), dtype=np.float64).reshape(want.shape), want, rtol=tol, atol=tol
-    )
+    """nn_testing.check with this file's default tolerance."""
+    _check(got, want, tol)
+
+
+rng = np.random.default_rng(2)
 
 
 def out_size(size, k, s, p, d, ceil_mode):

@@ -6,24 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from nn_testing import T, check
 
-import tensorplay as tp
 from tensorplay import nn
 
 rng = np.random.default_rng(9)
-
-
-def T(a):
-    a = np.asarray(a, dtype=np.float64)  # through a flat list, so that size-0 shapes survive
-    return tp.tensor(a.ravel().tolist(), dtype=tp.float64).reshape(a.shape)
-
-
-def check(got, want, tol=1e-12):
-    want = np.asarray(want, dtype=np.float64)
-    assert tuple(got.shape) == want.shape
-    np.testing.assert_allclose(
-        np.asarray(got.tolist(), dtype=np.float64).reshape(want.shape), want, rtol=tol, atol=tol
-    )
 
 
 REPRS = [

@@ -4,7 +4,6 @@ installed, closed-form references computed here, state_dict round trips, composi
 
 from __future__ import annotations
 
-import copy
 import doctest
 import importlib
 import importlib.util
@@ -16,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from nn_testing import load_recorder, snapshot
 
 import tensorplay as tp
 from tensorplay import optim
@@ -25,25 +25,7 @@ DATA = Path(__file__).resolve().parent / "data"
 RECORDED = json.loads((DATA / "lr_scheduler_trajectories.json").read_text())
 
 
-def _load_recorder() -> Any:
-    spec = importlib.util.spec_from_file_location("record_optim", DATA / "record_optim.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-record = _load_recorder()
-
-
-def snapshot(obj: Any) -> Any:
-    """A deep copy of a state_dict, as a checkpoint holds it (tensors cloned, containers copied)."""
-    if isinstance(obj, tp.Tensor):
-        return obj.detach().clone()
-    if isinstance(obj, dict):
-        return {k: snapshot(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(snapshot(v) for v in obj)
-    return copy.deepcopy(obj)
+record = load_recorder()
 
 
 def make_opt(cls: type = optim.SGD, **kwargs: Any) -> optim.Optimizer:

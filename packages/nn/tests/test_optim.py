@@ -4,7 +4,6 @@ against the for-loop path, state_dict round trips, param groups, hooks and PyTor
 
 from __future__ import annotations
 
-import copy
 import doctest
 import importlib
 import importlib.util
@@ -14,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from nn_testing import load_recorder, snapshot
 
 import tensorplay as tp
 from tensorplay import optim
@@ -22,25 +22,7 @@ DATA = Path(__file__).resolve().parent / "data"
 RECORDED = json.loads((DATA / "optim_trajectories.json").read_text())
 
 
-def _load_recorder() -> Any:
-    spec = importlib.util.spec_from_file_location("record_optim", DATA / "record_optim.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-record = _load_recorder()
-
-
-def snapshot(obj: Any) -> Any:
-    """A deep copy of a state_dict, as a checkpoint holds it (tensors cloned, containers copied)."""
-    if isinstance(obj, tp.Tensor):
-        return obj.detach().clone()
-    if isinstance(obj, dict):
-        return {k: snapshot(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(snapshot(v) for v in obj)
-    return copy.deepcopy(obj)
+record = load_recorder()
 
 
 def _case_id(case: dict[str, Any]) -> str:
