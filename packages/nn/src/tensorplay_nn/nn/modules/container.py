@@ -34,6 +34,19 @@ def _renumber(module: Module) -> None:
     module._modules = OrderedDict((str(i), m) for i, m in enumerate(module._modules.values()))
 
 
+def _update_pairs(owner: str, pairs: Iterable[Any]) -> Iterator[tuple[Any, Any]]:
+    """The (key, value) pairs of a ``ModuleDict``/``ParameterDict`` ``update`` sequence, one at a time
+    (earlier ones are stored before a later malformed one raises), with PyTorch's errors."""
+    for j, pair in enumerate(pairs):
+        if not isinstance(pair, Iterable):
+            raise TypeError(
+                f"{owner} update sequence element #{j} should be Iterable; is{type(pair).__name__}"
+            )
+        if len(pair) != 2:
+            raise ValueError(f"{owner} update sequence element #{j} has length {len(pair)}; 2 is required")
+        yield pair[0], pair[1]
+
+
 class Sequential(Module):
     r"""Modules chained in order: ``forward(x)`` is ``m_n(...m_1(m_0(x)))``.
 
@@ -290,23 +303,8 @@ class ModuleDict(Module):
             for key, module in modules.items():
                 self[key] = module
             return
-        for j, m in enumerate(modules):
-            if not isinstance(m, Iterable):
-                raise TypeError(
-                    "ModuleDict update sequence element #"
-                    + str(j)
-                    + " should be Iterable; is"
-                    + type(m).__name__
-                )
-            if len(m) != 2:
-                raise ValueError(
-                    "ModuleDict update sequence element #"
-                    + str(j)
-                    + " has length "
-                    + str(len(m))
-                    + "; 2 is required"
-                )
-            self[m[0]] = m[1]
+        for key, module in _update_pairs("ModuleDict", modules):
+            self[key] = module
 
 
 def _param_line(key: Any, p: Any, by_type_name: bool = False) -> str:
@@ -488,23 +486,8 @@ class ParameterDict(Module):
             pairs = sorted(parameters.items())
         else:
             pairs = parameters
-        for j, p in enumerate(pairs):
-            if not isinstance(p, Iterable):
-                raise TypeError(
-                    "ParameterDict update sequence element #"
-                    + str(j)
-                    + " should be Iterable; is"
-                    + type(p).__name__
-                )
-            if len(p) != 2:
-                raise ValueError(
-                    "ParameterDict update sequence element #"
-                    + str(j)
-                    + " has length "
-                    + str(len(p))
-                    + "; 2 is required"
-                )
-            self[p[0]] = p[1]
+        for key, param in _update_pairs("ParameterDict", pairs):
+            self[key] = param
 
     def extra_repr(self) -> str:
         return "\n".join(_param_line(k, p, by_type_name=True) for k, p in self.items())
