@@ -47,3 +47,17 @@ def load_recorder() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def assert_param_grads_match(ours: Any, theirs: Any, rtol: float, atol: float) -> None:
+    """Every parameter gradient of the TensorPlay module `ours` equals the same-named one of the PyTorch
+    module `theirs` (after both ran backward)."""
+    t_params = dict(theirs.named_parameters())
+    for name, p in ours.named_parameters():
+        np.testing.assert_allclose(
+            p.grad.numpy(force=True),
+            t_params[name].grad.numpy(force=True),
+            rtol=rtol,
+            atol=atol,
+            err_msg=name,
+        )

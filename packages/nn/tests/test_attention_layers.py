@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from nn_testing import assert_param_grads_match
 
 import tensorplay as tp
 import tensorplay.nn.functional as F
@@ -312,15 +313,7 @@ def test_matches_torch_outputs_and_gradients() -> None:
     (o_out * o_out).sum().backward()
     (t_out * t_out).sum().backward()
     np.testing.assert_allclose(o_q.grad.numpy(force=True), t_q.grad.numpy(force=True), rtol=1e-9, atol=1e-11)
-    t_params = dict(theirs.named_parameters())
-    for name, p in ours.named_parameters():
-        np.testing.assert_allclose(
-            p.grad.numpy(force=True),
-            t_params[name].grad.numpy(force=True),
-            rtol=1e-9,
-            atol=1e-11,
-            err_msg=name,
-        )
+    assert_param_grads_match(ours, theirs, rtol=1e-9, atol=1e-11)
 
 
 def test_same_seed_same_weights_as_torch() -> None:

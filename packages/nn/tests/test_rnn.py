@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from nn_testing import assert_param_grads_match
 
 import tensorplay as tp
 from tensorplay import nn
@@ -458,15 +459,7 @@ def test_matches_torch_outputs_and_gradients(mode: str) -> None:
     np.testing.assert_allclose(o_h.numpy(force=True), t_h.numpy(force=True), rtol=1e-10, atol=1e-12)
     (o_out.data.sum() + (o_h * o_h).sum()).backward()
     (t_out.data.sum() + (t_h * t_h).sum()).backward()
-    t_params = dict(theirs.named_parameters())
-    for name, p in ours.named_parameters():
-        np.testing.assert_allclose(
-            p.grad.numpy(force=True),
-            t_params[name].grad.numpy(force=True),
-            rtol=1e-9,
-            atol=1e-11,
-            err_msg=name,
-        )
+    assert_param_grads_match(ours, theirs, rtol=1e-9, atol=1e-11)
 
 
 def test_same_seed_same_weights_as_torch() -> None:

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+from nn_testing import assert_param_grads_match
 
 import tensorplay as tp
 from tensorplay import nn
@@ -273,15 +274,7 @@ def test_matches_torch(norm_first: bool) -> None:
     np.testing.assert_allclose(
         o_src.grad.numpy(force=True), t_src.grad.numpy(force=True), rtol=1e-8, atol=1e-10
     )
-    t_params = dict(theirs.named_parameters())
-    for name, p in ours.named_parameters():
-        np.testing.assert_allclose(
-            p.grad.numpy(force=True),
-            t_params[name].grad.numpy(force=True),
-            rtol=1e-8,
-            atol=1e-10,
-            err_msg=name,
-        )
+    assert_param_grads_match(ours, theirs, rtol=1e-8, atol=1e-10)
 
 
 def test_docstring_examples() -> None:
