@@ -61,7 +61,7 @@ from .sparse import *  # noqa: F403
 from .transformer import *  # noqa: F403
 from .upsampling import *  # noqa: F403
 
-__all__: list[str] = []
+__all__ = ["RotaryEmbedding"]  # a literal list, then the `+=` lines: the forms pyright/pylance read
 __all__ += activation.__all__
 __all__ += batchnorm.__all__
 __all__ += causal_attention.__all__
@@ -86,4 +86,3 @@ __all__ += rnn_cell.__all__
 __all__ += sparse.__all__
 __all__ += transformer.__all__
 __all__ += upsampling.__all__
-__all__ += ["RotaryEmbedding"]
