@@ -19,6 +19,7 @@ from . import (
     distance,
     dropout,
     flatten,
+    fold,
     instancenorm,
     linear,
     loss,
@@ -44,6 +45,7 @@ from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
+from .fold import *  # noqa: F403
 from .instancenorm import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
@@ -71,6 +73,7 @@ __all__ += conv.__all__
 __all__ += distance.__all__
 __all__ += dropout.__all__
 __all__ += flatten.__all__
+__all__ += fold.__all__
 __all__ += instancenorm.__all__
 __all__ += linear.__all__
 __all__ += loss.__all__
