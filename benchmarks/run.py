@@ -41,6 +41,16 @@ def timeit(fn: Callable[[], Any], inner: int, repeats: int) -> float:
     return statistics.median(samples)
 
 
+def _fwd_bwd(f: Callable[[Any], Any], x: Any, grad: Any) -> Callable[[], None]:
+    """One forward and backward of an activation (the gradient is dropped after each call)."""
+
+    def step() -> None:
+        f(x).backward(grad)
+        x.grad = None
+
+    return step
+
+
 def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, str, int]]:
     """(name, fn, work per call, unit, inner loop count) for one framework."""
     tiny_a, tiny_b = lib.ones(1), lib.ones(1)
@@ -52,6 +62,8 @@ def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, st
     m1024, m2048 = lib.ones(1024, 1024), lib.ones(2048, 2048)
     x4k, logits = lib.randn(4096, 1024), lib.randn(4096, 1000)
     target = lib.randint(0, 1000, (4096,))
+    x1, gy = lib.randn(n1), lib.ones(n1)
+    xg = lib.randn(n1).requires_grad_(True)
     # PyTorch keeps these in torch.nn.functional; TensorPlay's P10 ops are tp.layer_norm / tp.cross_entropy
     nn_f = lib.nn.functional if lib is torch else lib
     return [
@@ -71,6 +83,19 @@ def cases(lib: Any, quick: bool) -> list[tuple[str, Callable[[], Any], float, st
         ("exp 1M float32 (GB/s)", lambda: a1.exp(), 2 * 4 * n1 / 1e9, "GB/s", 20),
         ("matmul 1024^2 float32 (GFLOP/s)", lambda: m1024 @ m1024, 2 * 1024**3 / 1e9, "GFLOP/s", 3),
         ("matmul 2048^2 float32 (GFLOP/s)", lambda: m2048 @ m2048, 2 * 2048**3 / 1e9, "GFLOP/s", 1),
+        ("relu 1M float32 (GB/s)", lambda: nn_f.relu(x1), 2 * 4 * n1 / 1e9, "GB/s", 20),
+        ("gelu 1M float32 (GB/s)", lambda: nn_f.gelu(x1), 2 * 4 * n1 / 1e9, "GB/s", 20),
+        (
+            "gelu tanh 1M float32 (GB/s)",
+            lambda: nn_f.gelu(x1, approximate="tanh"),
+            2 * 4 * n1 / 1e9,
+            "GB/s",
+            20,
+        ),
+        ("silu 1M float32 (GB/s)", lambda: nn_f.silu(x1), 2 * 4 * n1 / 1e9, "GB/s", 20),
+        ("relu fwd+bwd 1M float32 (ms)", _fwd_bwd(nn_f.relu, xg, gy), 1e-3, "ms", 10),
+        ("gelu fwd+bwd 1M float32 (ms)", _fwd_bwd(nn_f.gelu, xg, gy), 1e-3, "ms", 10),
+        ("silu fwd+bwd 1M float32 (ms)", _fwd_bwd(nn_f.silu, xg, gy), 1e-3, "ms", 10),
         ("softmax [4096, 1024] (ms)", lambda: lib.softmax(x4k, 1), 1e-3, "ms", 10),
         ("layer_norm [4096, 1024] (ms)", lambda: nn_f.layer_norm(x4k, [1024]), 1e-3, "ms", 10),
         ("cross_entropy [4096, 1000] (ms)", lambda: nn_f.cross_entropy(logits, target), 1e-3, "ms", 10),

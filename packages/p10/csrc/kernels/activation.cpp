@@ -236,9 +236,8 @@ static Tensor log_sigmoid_impl(const UnaryCall &c, const Tensor &self) {
   });
 }
 
-// PyTorch has relu and relu_ but no relu.out; softplus, the shrinks and log_sigmoid have .out but no `_`.
-static Tensor relu(const Tensor &self) { return relu_impl({"relu", Tensor(), false}, self); }
-static Tensor relu_(const Tensor &self) { return relu_impl({"relu_", self, true}, self); }
+TP_UNARY_VARIANTS(relu, , )
+// softplus, the shrinks and log_sigmoid have .out but no in-place form in PyTorch.
 #define TP_UNARY_AND_OUT(name, PARAMS, ARGS)                                                           \
   static Tensor name(const Tensor &self PARAMS) { return name##_impl({#name, Tensor(), false}, self ARGS); } \
   static Tensor name##_out(const Tensor &self PARAMS, const Tensor &out) {                             \
@@ -456,9 +455,8 @@ TP_LIBRARY(activation) {
   TP_DEF_UNARY_VARIANTS(lib, hardtanh, ", Scalar min_val=-1, Scalar max_val=1");
   TP_DEF_UNARY_VARIANTS(lib, hardsigmoid, "");
   TP_DEF_UNARY_VARIANTS(lib, hardswish, "");
-  // PyTorch has no in-place relu.out, softplus_, softshrink_, hardshrink_ or log_sigmoid_.
-  lib.def("relu(Tensor self) -> Tensor");
-  lib.def("relu_(Tensor(a!) self) -> Tensor(a!)");
+  TP_DEF_UNARY_VARIANTS(lib, relu, "");
+  // PyTorch has no softplus_, softshrink_, hardshrink_ or log_sigmoid_.
   lib.def("softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor");
   lib.def("softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)");
   lib.def("softshrink(Tensor self, Scalar lambd=0.5) -> Tensor");
@@ -494,8 +492,7 @@ TP_LIBRARY(activation) {
     TP_IMPL_UNARY_VARIANTS(lib, hardtanh, key);
     TP_IMPL_UNARY_VARIANTS(lib, hardsigmoid, key);
     TP_IMPL_UNARY_VARIANTS(lib, hardswish, key);
-    impl_typed<relu>(lib, "relu", key, __LINE__);
-    impl_typed<relu_>(lib, "relu_", key, __LINE__);
+    TP_IMPL_UNARY_VARIANTS(lib, relu, key);
     impl_typed<softplus>(lib, "softplus", key, __LINE__);
     impl_typed<softplus_out>(lib, "softplus.out", key, __LINE__);
     impl_typed<softshrink>(lib, "softshrink", key, __LINE__);

@@ -35,8 +35,13 @@ TP_VEC_INLINE int32_t bits(float x) { return __builtin_bit_cast(int32_t, x); }
 TP_VEC_INLINE float from_bits(int32_t b) { return __builtin_bit_cast(float, b); }
 // 2^n as a float, for -126 <= n <= 127 (the exponent field is n + 127).
 TP_VEC_INLINE float pow2i(int32_t n) { return from_bits((n + 127) << 23); }
-// Integer select: GCC vectorises it without any float compare.
-TP_VEC_INLINE float select(bool c, float a, float b) { return from_bits(c ? bits(a) : bits(b)); }
+// Integer select: GCC vectorises it without any float compare. Written as a mask blend, not `c ? a : b`: from a
+// conditional GCC sinks a float operation that only one arm uses (x * slope) into a branch, and a branch with a
+// float operation in it (which may trap) is neither if-converted nor vectorised.
+TP_VEC_INLINE float select(bool c, float a, float b) {
+  const int32_t m = -int32_t(c);
+  return from_bits((bits(a) & m) | (bits(b) & ~m));
+}
 
 }  // namespace vec
 

@@ -200,7 +200,7 @@ def _log_sigmoid(ctx, grad):
 
 @derivative("heaviside", "heaviside_")
 def _heaviside(ctx, grad):
-    raise NotImplementedError("the derivative for 'heaviside' is not implemented.")
+    raise RuntimeError("derivative for heaviside is not implemented")  # PyTorch's error and wording
 
 
 @derivative("_rrelu_with_noise", results=True, outputs=(True, False))
