@@ -60,7 +60,12 @@ TensorRef fit_gradient(TensorRef g, const InputMeta &want, const Node &producer,
     bool ok = have.size() >= want.shape.size();
     std::vector<int64_t> dims;
     for (size_t i = 0; ok && i < have.size(); ++i) {
-      if (i < lead) { dims.push_back(int64_t(i)); continue; }
+      // Summing a dim of size 1 changes nothing, so only the dims that really fold enter the sum; when none
+      // does, the reshape alone fits the gradient (a full reduction pass over it would be pure cost).
+      if (i < lead) {
+        if (have[i] != 1) dims.push_back(int64_t(i));
+        continue;
+      }
       int64_t w = want.shape[i - lead];
       if (w == have[i]) continue;
       if (w == 1) dims.push_back(int64_t(i));
@@ -71,7 +76,7 @@ TensorRef fit_gradient(TensorRef g, const InputMeta &want, const Node &producer,
                                std::to_string(index) + " - got " + shape_str(have) +
                                " but expected shape compatible with " + shape_str(want.shape));
     static const TP_Op *sum = find_op("sum"), *reshape = find_op("reshape");
-    g = call1(sum, {tv(g), ilv(dims), bv(true)});
+    if (!dims.empty()) g = call1(sum, {tv(g), ilv(dims), bv(true)});
     g = call1(reshape, {tv(g), ilv(want.shape)});
   }
   // A complex gradient for a real input keeps its real part (PyTorch's handle_r_to_c): under the conjugate

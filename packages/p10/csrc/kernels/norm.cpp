@@ -22,42 +22,9 @@
 #include "loop/reduce.h"
 #include "kernels/binary_common.h"
 #include "loop/tensor_iterator.h"
+#include "kernels/norm_common.h"
 
 namespace tp::p10 {
-
-// The input as contiguous rows of N = prod(normalized_shape); checks the shapes as PyTorch does.
-static int64_t check_normalized_shape(const char *op, const Tensor &input, const Shape &normalized_shape,
-                                      const std::optional<Tensor> &weight, const std::optional<Tensor> &bias) {
-  const int64_t k = int64_t(normalized_shape.size());
-  TP_CHECK(k >= 1, Runtime, op, ": Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
-           "least one element, but got normalized_shape = ", shape_str(normalized_shape));
-  for (const auto &[t, name] : {std::pair{weight, "weight"}, std::pair{bias, "bias"}})
-    TP_CHECK(!t || t->sizes() == normalized_shape, Runtime, op, ": Expected ", name,
-             " to be of same shape as normalized_shape, but got ", name, " of shape ", shape_str(t->sizes()),
-             " and normalized_shape = ", shape_str(normalized_shape));
-  bool ok = input.dim() >= k;
-  for (int64_t i = 0; ok && i < k; ++i) ok = input.size(input.dim() - k + i) == normalized_shape[size_t(i)];
-  if (!ok) {
-    std::string star = "[*";
-    for (int64_t s : normalized_shape) star += ", " + std::to_string(s);
-    TP_CHECK(false, Runtime, "Given normalized_shape=", shape_str(normalized_shape), ", expected input with shape ",
-             star, "], but got input of size", shape_str(input.sizes()));
-  }
-  TP_CHECK(is_floating(input.dtype()), Runtime, op, ": expected a floating point input, got ",
-           scalar_type_name(input.dtype()));
-  return shape_numel(normalized_shape);
-}
-
-// A weight or bias as a contiguous tensor of the input's dtype (nullptr data when absent).
-static Tensor as_param(const std::optional<Tensor> &t, ScalarType dtype) {
-  if (!t) return Tensor();
-  Tensor p = t->dtype() == dtype ? *t : cast_to(*t, dtype);
-  return p.is_contiguous() ? p : call_op<Tensor>(TP_OP("contiguous"), p);
-}
-
-static Tensor contiguous(const Tensor &t) {
-  return t.is_contiguous() ? t : call_op<Tensor>(TP_OP("contiguous"), t);
-}
 
 // y = (x - mean) / sqrt(var + eps) * weight + bias over each row (Note [Norm statistics]).
 static Tensor layer_norm(const Tensor &input, Shape normalized_shape, std::optional<Tensor> weight,
@@ -92,16 +59,6 @@ static Tensor layer_norm(const Tensor &input, Shape normalized_shape, std::optio
     });
   });
   return out;
-}
-
-// torch.finfo(dtype).eps, rms_norm's default epsilon.
-static double finfo_eps(ScalarType t) {
-  switch (t) {
-    case ScalarType::Float16: return 0.0009765625;
-    case ScalarType::BFloat16: return 0.0078125;
-    case ScalarType::Float32: return 1.1920928955078125e-07;
-    default: return 2.220446049250313e-16;
-  }
 }
 
 // y = x / sqrt(mean(x^2) + eps) * weight over each row.

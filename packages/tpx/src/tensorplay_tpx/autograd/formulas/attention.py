@@ -6,6 +6,13 @@ ordinary ops, which keeps it readable and differentiable but costs O(L S) memory
 
 With P = softmax(Q K^T * scale + mask) and O = P V:
   dV = P^T dO,   dP = dO V^T,   dS = P * (dP - rowsum(dP * P)),   dQ = dS K * scale,   dK = dS^T Q * scale.
+
+Note [Attention backward paths]
+  The common training case (no attn_mask, float32/float64, Q, K and V of one batch shape after the GQA repeat,
+  the backward not recorded, i.e. grad mode off inside backward) runs P10's fused
+  scaled_dot_product_attention_backward, which never holds more than a block of P per thread (Note [Attention
+  backward] in kernels/attention_backward.cpp). Every other case, and create_graph=True / JVPs (which need
+  the gradients themselves differentiable), runs the composite below, which materialises P.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import math
 
 import tensorplay_p10 as tp
 
+from ..grad_mode import is_grad_enabled
 from . import derivative
 
 
@@ -31,6 +39,17 @@ def _sdpa(ctx, grad):
         rep = q.shape[-3] // k.shape[-3]
         k = k.repeat_interleave(rep, dim=-3)
         v = v.repeat_interleave(rep, dim=-3)
+    fused = (
+        not is_grad_enabled()
+        and mask is None
+        and q.dtype in (tp.float32, tp.float64)
+        and q.dtype == k.dtype == v.dtype
+        and q.dim() >= 2
+        and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]
+    )
+    if fused:  # Note [Attention backward paths]
+        dq, dk, dv = tp.scaled_dot_product_attention_backward(grad.to(q.dtype), q, k, v, ctx.is_causal, scale)
+        return dq, *_ungroup(dk, dv, rep), None
     s = (q @ k.transpose(-2, -1)) * scale
     L, S = q.shape[-2], k.shape[-2]
     if ctx.is_causal:
@@ -44,8 +63,13 @@ def _sdpa(ctx, grad):
     ds = p * (dp - (dp * p).sum(-1, keepdim=True))
     dq = (ds @ k) * scale
     dk = (ds.transpose(-2, -1) @ q) * scale
-    if rep > 1:  # grouped-query attention: each kv head served `rep` query heads
+    dmask = ds if mask is not None and mask.dtype != tp.bool and ctx.needs_input_grad["attn_mask"] else None
+    return dq, *_ungroup(dk, dv, rep), dmask
+
+
+def _ungroup(dk: tp.Tensor, dv: tp.Tensor, rep: int) -> tuple[tp.Tensor, tp.Tensor]:
+    """Grouped-query attention: each kv head served `rep` query heads, so its gradient is their sum."""
+    if rep > 1:
         dk = dk.unflatten(-3, (dk.shape[-3] // rep, rep)).sum(-3)
         dv = dv.unflatten(-3, (dv.shape[-3] // rep, rep)).sum(-3)
-    dmask = ds if mask is not None and mask.dtype != tp.bool and ctx.needs_input_grad["attn_mask"] else None
-    return dq, dk, dv, dmask
+    return dk, dv

@@ -38,7 +38,14 @@ def _matmul(ctx, grad):
         gb = (_mH(a) @ g).squeeze(-1) if ctx.needs_input_grad["other"] else None
         return ga, gb
     ga = grad @ _mH(b) if ctx.needs_input_grad["self"] else None
-    gb = _mH(a) @ grad if ctx.needs_input_grad["other"] else None
+    gb = None
+    if ctx.needs_input_grad["other"]:
+        if a.dim() >= 3 and b.dim() == 2:
+            # [..., m, k] @ [k, n]: the forward folded the batch into the rows of one mm, and so does dB: one
+            # [k, rows] @ [rows, n] product instead of a batch of them that the engine would then sum.
+            gb = _mH(a.reshape(-1, a.shape[-1])) @ grad.reshape(-1, grad.shape[-1])
+        else:
+            gb = _mH(a) @ grad
     return ga, gb
 
 

@@ -10,6 +10,7 @@ import math
 
 import tensorplay_p10 as tp
 
+from ..grad_mode import is_grad_enabled
 from . import derivative
 
 
@@ -28,11 +29,17 @@ def _norm_dims(x: tp.Tensor, normalized_shape) -> list[int]:
     return list(range(x.dim() - len(normalized_shape), x.dim()))
 
 
-@derivative("layer_norm", save=("input", "weight"))
-def _layer_norm(ctx, grad):
+# Note [Norm backward paths]
+#   layer_norm and rms_norm have two backward paths. When the backward pass is not recorded (grad mode is off
+#   inside backward, i.e. create_graph=False: the training-step case), the formula calls P10's fused
+#   layer_norm_backward / rms_norm_backward, one pass over the rows (Note [Norm backward] in
+#   kernels/norm_backward.cpp). When it is recorded (create_graph=True, or a JVP, which runs the formula under
+#   enable_grad), the formula builds the same gradients from tp ops, so autograd can differentiate them again;
+#   the fused ops have no formula of their own. Both paths compute the maths of Note [Norm backward].
+
+
+def _layer_norm_composite(ctx, grad, dims: list[int], n: int):
     x, w = ctx.input, ctx.weight
-    dims = _norm_dims(x, ctx.normalized_shape)
-    n = math.prod(ctx.normalized_shape)
     mean = x.mean(dims, keepdim=True)
     rstd = ((x - mean).pow(2).mean(dims, keepdim=True) + ctx.eps).rsqrt()
     xhat = (x - mean) * rstd
@@ -46,9 +53,36 @@ def _layer_norm(ctx, grad):
     return gx, gw, gb
 
 
+@derivative("layer_norm", save=("input", "weight"))
+def _layer_norm(ctx, grad):
+    if not is_grad_enabled():  # Note [Norm backward paths]
+        return tp.layer_norm_backward(
+            grad,
+            ctx.input,
+            ctx.normalized_shape,
+            ctx.weight,
+            ctx.eps,
+            ctx.needs_input_grad["input"],
+            ctx.needs_input_grad["weight"],
+            ctx.needs_input_grad["bias"],
+        )
+    dims = _norm_dims(ctx.input, ctx.normalized_shape)
+    return _layer_norm_composite(ctx, grad, dims, math.prod(ctx.normalized_shape))
+
+
 @derivative("rms_norm", save=("input", "weight"))
 def _rms_norm(ctx, grad):
     x, w = ctx.input, ctx.weight
+    if not is_grad_enabled():  # Note [Norm backward paths]
+        return tp.rms_norm_backward(
+            grad,
+            x,
+            ctx.normalized_shape,
+            w,
+            ctx.eps,
+            ctx.needs_input_grad["input"],
+            ctx.needs_input_grad["weight"],
+        )
     dims = _norm_dims(x, ctx.normalized_shape)
     n = math.prod(ctx.normalized_shape)
     eps = ctx.eps if ctx.eps is not None else tp.finfo(x.dtype).eps
