@@ -133,8 +133,7 @@ def torch_generate(model, ids, n):
 def train_step(lib, model, opt, x, y):
     def step():
         logits = model(x)
-        nn_f = lib.nn.functional if lib is torch else tp  # cross_entropy is a P10 op
-        loss = nn_f.cross_entropy(logits.reshape(-1, 256), y.reshape(-1))
+        loss = lib.nn.functional.cross_entropy(logits.reshape(-1, 256), y.reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -13,6 +13,7 @@ import argparse
 
 import tensorplay as tp
 from tensorplay import nn
+from tensorplay.nn import functional as F
 from tensorplay.utils.data import DataLoader, TensorDataset
 
 CLASSES = ("horizontal", "vertical", "diagonal", "anti-diagonal")
@@ -64,7 +65,7 @@ def main() -> None:
         model.train()
         total = 0.0
         for x, y in loader:
-            loss = tp.cross_entropy(model(x), y)
+            loss = F.cross_entropy(model(x), y)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

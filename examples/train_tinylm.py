@@ -16,9 +16,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tinylm import TinyLM  # noqa: E402  (examples/ is not a package)
 
 tp.manual_seed(0)
-model = TinyLM()
+model = TinyLM(hidden=64, layers=2)
 
 import os
+
+from tensorplay.nn import functional as F
 
 data = tp.tensor(list(open(os.__file__, "rb").read()))  # any text will do: here Python's own os.py
 windows = data.unfold(0, 65, 1)  # every run of 65 bytes: 64 inputs and, shifted by one, 64 targets
@@ -26,7 +28,7 @@ optimizer = tp.optim.AdamW(model.parameters(), lr=3e-3)
 for step in range(200):
     batch = windows[tp.randint(0, len(windows), (8,))]
     logits = model(batch[:, :-1])
-    loss = tp.cross_entropy(logits.reshape(-1, 256), batch[:, 1:].reshape(-1))
+    loss = F.cross_entropy(logits.reshape(-1, 256), batch[:, 1:].reshape(-1))
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()

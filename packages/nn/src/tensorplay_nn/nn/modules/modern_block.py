@@ -7,9 +7,9 @@ README's TinyLM stacks these blocks between an embedding and an lm head.
 
 from __future__ import annotations
 
-import tensorplay_p10 as tp
 from tensorplay_p10 import Tensor
 
+from .. import functional as F
 from ..cache import Cache
 from .linear import Linear
 from .module import Module
@@ -51,8 +51,7 @@ class SwiGLUMLP(Module):
         self.down_proj = Linear(self.intermediate_size, hidden_size, bias=bias, **factory)
 
     def forward(self, x: Tensor) -> Tensor:
-        # The core op silu (P10, with its own kernel and derivative), the same function as F.silu.
-        return self.down_proj(tp.silu(self.gate_proj(x)) * self.up_proj(x))
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
 class TransformerBlock(Module):
