@@ -80,12 +80,22 @@ def _first_arg_is_tensor_self(schema: str) -> bool:
     return _TENSOR_SELF_FIRST.match(schema) is not None
 
 
+# name -> packet of the names found to be methods: every `x.<op>(...)` call comes through _method (Tensor's
+# __getattr__), so the schema scan runs once per name, not once per call. Safe to keep: a packet stays the
+# op's packet for the life of the process, and an overload defined later only adds schemas to it.
+_methods: dict[str, Any] = {}
+
+
 def _method(name: str) -> Any:
     """The packet behind ``Tensor.<name>``: ops with an overload whose first argument is ``Tensor self``. The
     method passes the tensor first, so overloads whose first argument is something else simply do not bind."""
+    packet = _methods.get(name)
+    if packet is not None:
+        return packet
     packet = _function(name)
     if not any(_first_arg_is_tensor_self(s) for s in packet.schemas):
         raise AttributeError(name)
+    _methods[name] = packet
     return packet
 
 

@@ -15,9 +15,22 @@ from tensorplay_p10 import Tensor
 
 from .. import _C  # noqa: F401  (importing the native module defines the ops)
 
-__all__ = ["adam", "eligible", "sgd"]
+__all__ = ["adam", "eligible", "requested", "sgd"]
 
 _FLOATS = (tp.float32, tp.float64)
+
+
+def requested(group: dict) -> bool:
+    """Whether a group asks for the native path: `foreach=True` or `fused=True`, or neither option given.
+
+    PyTorch picks its for-loop on CPU when both are None; we pick the native path, because it gives the
+    same updates (to float rounding; test_optim checks both against the same recorded trajectories) at a
+    fraction of the cost of one Python-driven update per parameter (benchmarks/optim.py). `foreach=False`
+    or `fused=False` keeps the for-loop, the readable reference.
+    """
+    if group["foreach"] is None and group["fused"] is None:
+        return True
+    return bool(group["foreach"] or group["fused"])
 
 
 def eligible(params: Sequence[Tensor], *states: Sequence[Tensor | None]) -> bool:

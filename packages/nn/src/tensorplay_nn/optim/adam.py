@@ -41,7 +41,8 @@ class Adam(Optimizer):
         weight_decay: :math:`\lambda` (default 0).
         amsgrad: use the running maximum of :math:`v_t` (AMSGrad).
         maximize: maximize the objective instead of minimizing.
-        foreach, fused: update each group in one native call (float32/float64 contiguous CPU tensors).
+        foreach, fused: update each group in one native call (float32/float64 contiguous CPU tensors); also
+            the default when neither is given. ``foreach=False`` keeps the for-loop reference path.
         decoupled_weight_decay: shrink the weights directly (AdamW) instead of adding :math:`\lambda\theta`
             to the gradient.
 
@@ -122,9 +123,7 @@ class Adam(Optimizer):
             exp_avg_sqs = [s["exp_avg_sq"] for s in states]
             max_sqs = [s["max_exp_avg_sq"] for s in states] if amsgrad else []
             steps = [s["step"] for s in states]
-            if (group["foreach"] or group["fused"]) and _fused.eligible(
-                params, exp_avgs, exp_avg_sqs, max_sqs
-            ):
+            if _fused.requested(group) and _fused.eligible(params, exp_avgs, exp_avg_sqs, max_sqs):
                 _fused.adam(params, grads, exp_avgs, exp_avg_sqs, max_sqs, steps, **hp)
                 continue
             for i, p in enumerate(params):

@@ -41,7 +41,8 @@ class SGD(Optimizer):
         nesterov: use Nesterov momentum (needs momentum > 0 and dampening = 0).
         maximize: maximize the objective instead of minimizing.
         foreach, fused: update each group in one native call (float32/float64 contiguous CPU tensors; other
-            groups take the for-loop path). The numbers are the same either way.
+            groups take the for-loop path); also the default when neither is given. ``foreach=False`` keeps
+            the for-loop reference path. The numbers are the same either way.
 
     Example:
         >>> import tensorplay as tp
@@ -105,7 +106,7 @@ class SGD(Optimizer):
                 nesterov=group["nesterov"],
                 maximize=group["maximize"],
             )
-            if (group["foreach"] or group["fused"]) and _fused.eligible(params, bufs):
+            if _fused.requested(group) and _fused.eligible(params, bufs):
                 if momentum != 0:  # the native kernel fills new buffers with the first gradient
                     bufs = [tp.empty_like(p) if b is None else b for p, b in zip(params, bufs, strict=True)]
                 firsts = [int(self.state[p].get("momentum_buffer") is None) for p in params]
