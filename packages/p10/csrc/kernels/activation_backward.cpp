@@ -47,17 +47,6 @@ TP_VEC_INLINE float silu_backward_f32(float g, float x, float, float, float) {
   return g * s * (1.0f + x * (1.0f - s));
 }
 
-// y[i] = f(g[i], x[i]) over strided runs (grad is often a stride-0 broadcast of a 0-d gradient).
-template <typename F>
-TP_VEC_INLINE void map2_f32(const float *g, int64_t sg, const float *x, int64_t sx, float *y, int64_t sy, int64_t n,
-                            const F &f) {
-  if (sg == 1 && sx == 1 && sy == 1) {
-    for (int64_t i = 0; i < n; ++i) y[i] = f(g[i], x[i]);
-  } else {
-    for (int64_t i = 0; i < n; ++i) y[i * sy] = f(g[i * sg], x[i * sx]);
-  }
-}
-
 using BackwardLoopF32 = void (*)(const float *, int64_t, const float *, int64_t, float *, int64_t, int64_t, float,
                                  float, float);
 
@@ -65,7 +54,14 @@ using BackwardLoopF32 = void (*)(const float *, int64_t, const float *, int64_t,
   TP_SIMD_LOOP(void, name, (const float *g, int64_t sg, const float *x, int64_t sx, float *y, int64_t sy,       \
                             int64_t n, float a, float b, float c),                                             \
                (g, sg, x, sx, y, sy, n, a, b, c),                                                               \
-               { map2_f32(g, sg, x, sx, y, sy, n, [a, b, c](float gv, float xv) { return fn(gv, xv, a, b, c); }); })
+               {                                                                                           \
+                 /* fn is called directly, not through a lambda: Note [No lambdas in SIMD loops] */              \
+                 if (sg == 1 && sx == 1 && sy == 1) {                                                           \
+                   for (int64_t i = 0; i < n; ++i) y[i] = fn(g[i], x[i], a, b, c);                              \
+                 } else { /* grad is often a stride-0 broadcast of a 0-d gradient */                           \
+                   for (int64_t i = 0; i < n; ++i) y[i * sy] = fn(g[i * sg], x[i * sx], a, b, c);               \
+                 }                                                                                              \
+               })
 TP_BACKWARD_LOOP_F32(threshold_backward_loop_f32, threshold_backward_f32)
 TP_BACKWARD_LOOP_F32(gelu_backward_loop_f32, gelu_backward_f32)
 TP_BACKWARD_LOOP_F32(gelu_tanh_backward_loop_f32, gelu_tanh_backward_f32)
