@@ -124,6 +124,8 @@ struct Inputs {
 };
 Inputs collect_inputs(const TP_Value *args, int64_t nargs) {
   Inputs in;
+  in.tensors.reserve(size_t(nargs));  // one allocation each on the per-op path, not one per push_back
+  in.versions.reserve(size_t(nargs));
   auto add = [&](TP_Tensor *t) {
     in.tensors.push_back(t);
     in.versions.push_back(t ? api->tensor_version(t) : 0);
@@ -256,9 +258,11 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
       switch (v.tag) {
         case TP_VALUE_TENSOR: {
           int64_t version = in.versions[next_input++];
-          if (!keep) a.saved_index.push_back(-1);
-          else if (i == 0 && old_self) a.saved_index.push_back(save(old_self.get(), false, 0, old_self.version()));
-          else a.saved_index.push_back(save(v.v.tensor, false, 0, version));
+          // An unsaved single tensor leaves saved_index empty (read as -1 by to_python): most arguments are
+          // not saved (add saves none), and this is the per-op recording path.
+          if (keep)
+            a.saved_index.push_back(i == 0 && old_self ? save(old_self.get(), false, 0, old_self.version())
+                                                       : save(v.v.tensor, false, 0, version));
           break;
         }
         case TP_VALUE_TENSOR_LIST:
