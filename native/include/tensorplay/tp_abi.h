@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 1
+#define TP_ABI_MINOR 2
 #define TP_ABI_CAPSULE_NAME "tensorplay_p10._C._tp_abi"
 
 /* Opaque handles. A TP_Tensor is P10's TensorImpl; a TP_Op is a registered operator. */
@@ -77,7 +77,9 @@ typedef enum TP_ValueTag {
   /* since 1.1 */
   TP_VALUE_TENSOR_LIST = 8, /* `Tensor[]` / `Tensor?[]` (NULL entries are None): see Note [ABI tensor lists] */
   TP_VALUE_DEVICE = 9,      /* v.i = TP_DEVICE_CODE(type, index); index -1 = "the current one" */
-  TP_VALUE_GENERATOR = 10   /* v.p: an opaque, borrowed generator handle (pass it on, never look inside) */
+  TP_VALUE_GENERATOR = 10,  /* v.p: an opaque, borrowed generator handle (pass it on, never look inside) */
+  /* since 1.2 */
+  TP_VALUE_COMPLEX = 11     /* v.c: a complex Scalar (before 1.2 it crossed as DOUBLE, losing its imaginary part) */
 } TP_ValueTag;
 
 /* Note [ABI tensor lists]
@@ -98,6 +100,7 @@ typedef struct TP_Value {
     const char *s;                                   /* borrowed for the duration of the call */
     struct { TP_Tensor *const *data; int64_t len; } tensors; /* TENSOR_LIST (Note [ABI tensor lists]) */
     void *p;                                                  /* GENERATOR */
+    struct { double re, im; } c;                              /* COMPLEX (since 1.2) */
   } v;
 } TP_Value;
 

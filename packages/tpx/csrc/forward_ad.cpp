@@ -33,6 +33,7 @@ nb::object value_to_python(const TP_Value &v) {
     case TP_VALUE_TENSOR: return to_python(v.v.tensor);
     case TP_VALUE_INT: case TP_VALUE_DTYPE: case TP_VALUE_DEVICE: return nb::int_(v.v.i);
     case TP_VALUE_DOUBLE: return nb::float_(v.v.d);
+    case TP_VALUE_COMPLEX: return nb::steal(PyComplex_FromDoubles(v.v.c.re, v.v.c.im));
     case TP_VALUE_BOOL: return nb::bool_(v.v.i != 0);
     case TP_VALUE_STRING: return nb::str(v.v.s ? v.v.s : "");
     case TP_VALUE_INT_LIST: {

@@ -25,7 +25,7 @@ namespace {
 struct StoredArg {
   int tag = TP_VALUE_NONE;
   int64_t i = 0;
-  double d = 0;
+  double d = 0, im = 0;  // DOUBLE: d; COMPLEX: d + im i
   std::vector<int64_t> ints;
   std::string s;
   std::vector<int> saved_index;  // TENSOR / TENSOR_LIST: indices into Node::saved (-1: not saved)
@@ -35,6 +35,7 @@ nb::object to_python(const StoredArg &a, Node &node) {
   switch (a.tag) {
     case TP_VALUE_INT: return nb::int_(a.i);
     case TP_VALUE_DOUBLE: return nb::float_(a.d);
+    case TP_VALUE_COMPLEX: return nb::steal(PyComplex_FromDoubles(a.d, a.im));
     case TP_VALUE_BOOL: return nb::bool_(a.i != 0);
     case TP_VALUE_DTYPE: case TP_VALUE_DEVICE: return nb::int_(a.i);  // codes: the Python side maps them
     case TP_VALUE_STRING: return nb::str(a.s.c_str());
@@ -274,6 +275,7 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
         case TP_VALUE_INT_LIST: a.ints.assign(v.v.ints.data, v.v.ints.data + v.v.ints.len); break;
         case TP_VALUE_STRING: a.s = v.v.s ? v.v.s : ""; break;
         case TP_VALUE_DOUBLE: a.d = v.v.d; break;
+        case TP_VALUE_COMPLEX: a.d = v.v.c.re; a.im = v.v.c.im; break;
         default: a.i = v.v.i; break;
       }
     }

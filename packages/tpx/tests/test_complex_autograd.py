@@ -284,3 +284,15 @@ _TORCH = {
     "addcdiv": lambda torch: lambda s, a, b: torch.addcdiv(s, a, b, value=0.5),
     "vdot": lambda torch: lambda a, b: torch.vdot(a, b),
 }
+
+
+def test_complex_scalar_arguments_keep_their_imaginary_part_when_recorded() -> None:
+    # A complex `alpha=` / `value=` crosses the C ABI as TP_VALUE_COMPLEX (ABI 1.2); before, it crossed as a
+    # double and a recorded call silently computed with the real part only.
+    s, a, b = C(3), C(3), C(3, away_from_zero=True)
+    want = s.detach().numpy() + 0.5j * a.detach().numpy() / b.detach().numpy()
+    np.testing.assert_allclose(tp.addcdiv(s, a, b, value=0.5j).detach().numpy(), want, rtol=1e-12)
+    want_add = s.detach().numpy() + (2 - 1j) * a.detach().numpy()
+    np.testing.assert_allclose(tp.add(s, a, alpha=2 - 1j).detach().numpy(), want_add, rtol=1e-12)
+    assert gradcheck(lambda x, y, z: tp.addcdiv(x, y, z, value=0.5j), (s, a, b))
+    assert gradcheck(lambda x, y: tp.sub(x, y, alpha=1 + 2j), (s, a))

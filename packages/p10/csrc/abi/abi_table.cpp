@@ -76,6 +76,7 @@ Value from_abi(const TP_Value &v, const Argument &arg) {
     case TP_VALUE_DOUBLE:
       if (arg.type == ArgType::Scalar) return Value::from_scalar(Scalar(v.v.d));
       return Value::from_double(v.v.d);
+    case TP_VALUE_COMPLEX: return Value::from_scalar(Scalar(std::complex<double>(v.v.c.re, v.v.c.im)));
     case TP_VALUE_BOOL: return arg.type == ArgType::Scalar ? Value::from_scalar(Scalar(bool(v.v.i))) : Value::from_bool(v.v.i != 0);
     case TP_VALUE_INT_LIST: return Value::from_ints(std::vector<int64_t>(v.v.ints.data, v.v.ints.data + v.v.ints.len));
     case TP_VALUE_STRING: return Value::from_string(v.v.s ? v.v.s : "");
@@ -117,7 +118,8 @@ TP_Value to_abi_borrowed(const Value &v, std::vector<TP_Tensor *> *scratch = nul
     case Value::Tag::Bool: r.tag = TP_VALUE_BOOL; r.v.i = v.to_bool(); break;
     case Value::Tag::Double: r.tag = TP_VALUE_DOUBLE; r.v.d = v.to_double(); break;
     case Value::Tag::Scalar:
-      if (v.scalar.is_floating() || v.scalar.is_complex()) { r.tag = TP_VALUE_DOUBLE; r.v.d = v.scalar.to_double(); }
+      if (v.scalar.is_complex()) { r.tag = TP_VALUE_COMPLEX; r.v.c.re = v.scalar.c.real(); r.v.c.im = v.scalar.c.imag(); }
+      else if (v.scalar.is_floating()) { r.tag = TP_VALUE_DOUBLE; r.v.d = v.scalar.to_double(); }
       else if (v.scalar.is_bool()) { r.tag = TP_VALUE_BOOL; r.v.i = v.scalar.i; }
       else { r.tag = TP_VALUE_INT; r.v.i = v.scalar.i; }
       break;
