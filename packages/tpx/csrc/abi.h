@@ -69,7 +69,9 @@ inline TP_Value iv(int64_t i) { TP_Value v{}; v.tag = TP_VALUE_INT; v.v.i = i; r
 inline TP_Value dv(double d) { TP_Value v{}; v.tag = TP_VALUE_DOUBLE; v.v.d = d; return v; }
 inline TP_Value bv(bool b) { TP_Value v{}; v.tag = TP_VALUE_BOOL; v.v.i = b; return v; }
 inline TP_Value nonev() { TP_Value v{}; v.tag = TP_VALUE_NONE; return v; }
-inline TP_Value ilv(const std::vector<int64_t> &xs) {
+// Any contiguous int64 container (std::vector, SmallVector); the list is borrowed for the call.
+template <typename Ints>
+inline TP_Value ilv(const Ints &xs) {
   TP_Value v{}; v.tag = TP_VALUE_INT_LIST; v.v.ints.data = xs.data(); v.v.ints.len = int64_t(xs.size()); return v;
 }
 

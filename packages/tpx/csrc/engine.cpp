@@ -44,7 +44,7 @@ void set_grad_enabled(bool on) {
 
 namespace {
 
-std::string shape_str(const std::vector<int64_t> &s) {
+template <typename Ints> std::string shape_str(const Ints &s) {
   std::ostringstream o;
   o << "[";
   for (size_t i = 0; i < s.size(); ++i) o << (i ? ", " : "") << s[i];
@@ -55,7 +55,7 @@ std::string shape_str(const std::vector<int64_t> &s) {
 // Note [Gradient shapes]
 TensorRef fit_gradient(TensorRef g, const InputMeta &want, const Node &producer, size_t index) {
   std::vector<int64_t> have = g.sizes();
-  if (have != want.shape) {
+  if (!same_elements(want.shape, have)) {
     size_t lead = have.size() >= want.shape.size() ? have.size() - want.shape.size() : 0;
     bool ok = have.size() >= want.shape.size();
     std::vector<int64_t> dims;

@@ -64,7 +64,7 @@ void set_forward_ad_enabled(bool on) {
   include_autograd(on);
 }
 
-bool any_tangent(const std::vector<TP_Tensor *> &inputs) {
+bool any_tangent(const InputList &inputs) {
   for (TP_Tensor *t : inputs)
     if (tangent_of(t)) return true;
   return false;
@@ -82,8 +82,8 @@ void exit_dual_level() {
   set_forward_ad_enabled(false);
 }
 
-void propagate_tangents(const Formula &f, const TP_Value *args, int64_t nargs, const std::vector<TP_Tensor *> &inputs,
-                        TP_Tensor *old_self, const std::vector<TP_Tensor *> &results) {
+void propagate_tangents(const Formula &f, const TP_Value *args, int64_t nargs, const InputList &inputs,
+                        TP_Tensor *old_self, const OutputList &results) {
   if (!f.jvp.is_valid() || f.jvp.is_none())
     fail(TP_ERR_NOT_IMPLEMENTED, "forward-mode AD for '" + std::string(api->op_name(f.op)) + "' is not implemented.");
   nb::gil_scoped_acquire gil;

@@ -19,11 +19,11 @@ namespace tp::tpx {
 bool forward_ad_enabled();
 void set_forward_ad_enabled(bool on);
 // Does any tensor input of the call carry a tangent?
-bool any_tangent(const std::vector<TP_Tensor *> &inputs);
+bool any_tangent(const InputList &inputs);
 // Compute and attach the outputs' tangents. `inputs` are the call's tensors (self's value before the op for an
 // in-place op), `args` the boxed arguments, `results` the flattened outputs.
-void propagate_tangents(const Formula &f, const TP_Value *args, int64_t nargs, const std::vector<TP_Tensor *> &inputs,
-                        TP_Tensor *old_self, const std::vector<TP_Tensor *> &results);
+void propagate_tangents(const Formula &f, const TP_Value *args, int64_t nargs, const InputList &inputs,
+                        TP_Tensor *old_self, const OutputList &results);
 // Attach a tangent to `t` for the current dual level (cleared when the level exits).
 void set_tangent(TP_Tensor *t, TensorRef tangent);
 // Leave the dual level: every tangent attached in it is dropped.

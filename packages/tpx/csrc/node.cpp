@@ -17,8 +17,8 @@ Node::Node() : seq_nr(next_seq.fetch_add(1, std::memory_order_relaxed)) {}
 // ---- Note [Iterative graph teardown] -----------------------------------------------------------------------------
 namespace {
 struct Parked {
-  std::vector<Edge> edges;
-  std::vector<SavedVariable> saved;
+  EdgeList edges;
+  SmallVector<SavedVariable, 2> saved;
 };
 struct Teardown {
   bool draining = false;
@@ -145,7 +145,8 @@ TensorRef Node::unpack(const SavedVariable &sv) {
 
 AccumulateGrad::AccumulateGrad(TensorRef v) : variable(std::move(v)) {
   InputMeta m;
-  m.shape = variable.sizes();
+  const int64_t *s = api->tensor_sizes(variable.get());
+  m.shape.assign(s, s + api->tensor_dim(variable.get()));
   m.dtype = variable.dtype();
   m.device = device_code(variable.get());
   input_meta.push_back(std::move(m));

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "abi.h"
+#include "small_vector.h"
 
 namespace tp::tpx {
 
@@ -36,10 +37,16 @@ struct Edge {
   uint32_t input_nr = 0;
   bool valid() const { return bool(fn); }
 };
+// Most ops have at most three tensor inputs and tensors at most six dims: kept inline (small_vector.h).
+using EdgeList = SmallVector<Edge, 3>;
+using Shape = SmallVector<int64_t, 6>;
+using InputList = SmallVector<TP_Tensor *, 8>;   // an op call's tensor arguments, flattened
+using OutputList = SmallVector<TP_Tensor *, 4>;  // its tensor results, flattened
+using FlagList = SmallVector<bool, 4>;
 
 // What a gradient flowing into a node must look like: the forward output's shape and dtype.
 struct InputMeta {
-  std::vector<int64_t> shape;
+  Shape shape;
   int dtype = TP_FLOAT32;
   int64_t device = 0;  // TP_DEVICE_CODE(type, index)
 };
@@ -94,9 +101,9 @@ struct Node : std::enable_shared_from_this<Node> {
   TensorRef unpack(const SavedVariable &sv);
 
   uint64_t seq_nr;
-  std::vector<Edge> next_edges;
-  std::vector<InputMeta> input_meta;
-  std::vector<SavedVariable> saved;  // in the base class for Note [Iterative graph teardown]
+  EdgeList next_edges;
+  SmallVector<InputMeta, 1> input_meta;
+  SmallVector<SavedVariable, 2> saved;  // in the base class for Note [Iterative graph teardown]
   bool released = false;
   // Retained gradients of non-leaf outputs (Tensor.retain_grad): slot -> where to store it. Weak, so the
   // tensor's own meta owns the slot and no cycle forms.

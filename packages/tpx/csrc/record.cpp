@@ -6,6 +6,13 @@
 //   2. refuse what PyTorch refuses (in-place on a leaf that requires grad, out= with grad);
 //   3. redispatch below Autograd: the backend computes the result;
 //   4. create the node, save what the formula asked for (with versions), point the outputs at the node.
+//
+// Note [Recording allocations]
+//   This kernel runs once per recorded op, so its cost is the per-op overhead users feel in small models. Each
+//   list it builds — the call's tensors and their versions, the edges, the stored arguments, the outputs and
+//   their shapes — is a SmallVector (small_vector.h) sized for the common case, so recording `a + b` costs the
+//   node, the output's autograd meta and nothing else on the heap (it cost 21 allocations before; PyTorch's
+//   costs 9). Measured in benchmarks/autograd.py ("record a + b").
 #include "record.h"
 #include "pyconv.h"
 
@@ -26,9 +33,9 @@ struct StoredArg {
   int tag = TP_VALUE_NONE;
   int64_t i = 0;
   double d = 0, im = 0;  // DOUBLE: d; COMPLEX: d + im i
-  std::vector<int64_t> ints;
+  SmallVector<int64_t, 4> ints;
   std::string s;
-  std::vector<int> saved_index;  // TENSOR / TENSOR_LIST: indices into Node::saved (-1: not saved)
+  SmallVector<int, 1> saved_index;  // TENSOR / TENSOR_LIST: indices into Node::saved (-1: not saved)
 };
 
 nb::object to_python(const StoredArg &a, Node &node) {
@@ -65,8 +72,8 @@ nb::object to_python(const StoredArg &a, Node &node) {
 // The node of an op with a Python formula.
 struct FormulaNode : Node {
   const Formula *f = nullptr;
-  std::vector<StoredArg> args;
-  std::vector<int> result_index;  // per output: index into saved (-1: not saved)
+  SmallVector<StoredArg, 4> args;
+  SmallVector<int, 2> result_index;  // per output: index into saved (-1: not saved)
   std::string name() const override { return f->node_name; }
 
   std::vector<TensorRef> apply(std::vector<TensorRef> &&grads) override {
@@ -118,15 +125,13 @@ std::unordered_set<const TP_Op *> &nondifferentiable() {
 
 // The tensor inputs of a call, flattened (tensor lists element by element): one edge each.
 struct Inputs {
-  std::vector<TP_Tensor *> tensors;  // nullptr for a None inside Tensor?[]
-  std::vector<int64_t> versions;     // before the op ran: a saved input that the op itself overwrote (x.mul_(x))
-                                     // must fail the version check in backward, as in PyTorch
+  InputList tensors;                    // nullptr for a None inside Tensor?[]
+  SmallVector<int64_t, 8> versions;     // before the op ran: a saved input that the op itself overwrote
+                                        // (x.mul_(x)) must fail the version check in backward, as in PyTorch
   bool any_requires_grad = false;
 };
 Inputs collect_inputs(const TP_Value *args, int64_t nargs) {
   Inputs in;
-  in.tensors.reserve(size_t(nargs));  // one allocation each on the per-op path, not one per push_back
-  in.versions.reserve(size_t(nargs));
   auto add = [&](TP_Tensor *t) {
     in.tensors.push_back(t);
     in.versions.push_back(t ? api->tensor_version(t) : 0);
@@ -140,12 +145,10 @@ Inputs collect_inputs(const TP_Value *args, int64_t nargs) {
   return in;
 }
 
-std::vector<Edge> collect_edges(const Inputs &in) {
-  std::vector<Edge> edges;
+void collect_edges(const Inputs &in, EdgeList &edges) {
   edges.reserve(in.tensors.size());
   for (TP_Tensor *t : in.tensors)
     edges.push_back(t && is_differentiable_dtype(api->tensor_dtype(t)) ? gradient_edge(t) : Edge{});
-  return edges;
 }
 
 void check_inplace(const TP_Op *op, TP_Tensor *self) {
@@ -159,8 +162,8 @@ void check_inplace(const TP_Op *op, TP_Tensor *self) {
 }
 
 // Outputs flattened (tensor-list outputs element by element), borrowed from `outs`.
-std::vector<TP_Tensor *> flat_outputs(const TP_Value *outs, int64_t nouts) {
-  std::vector<TP_Tensor *> r;
+OutputList flat_outputs(const TP_Value *outs, int64_t nouts) {
+  OutputList r;
   for (int64_t i = 0; i < nouts; ++i) {
     if (outs[i].tag == TP_VALUE_TENSOR) r.push_back(outs[i].v.tensor);
     else if (outs[i].tag == TP_VALUE_TENSOR_LIST)
@@ -224,7 +227,7 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
 
     auto node = std::make_shared<FormulaNode>();
     node->f = &f;
-    node->next_edges = collect_edges(in);
+    collect_edges(in, node->next_edges);
     // An in-place op overwrites `self`: a formula that needs the old value gets a copy taken now. The copy is
     // recorded (CloneBackward to self's old history), so a double backward through it reaches that history.
     TensorRef old_self;
@@ -279,8 +282,8 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
         default: a.i = v.v.i; break;
       }
     }
-    std::vector<TP_Tensor *> results = flat_outputs(outs, nouts);
-    std::vector<bool> diff(results.size(), true);
+    OutputList results = flat_outputs(outs, nouts);
+    FlagList diff(results.size(), true);
     for (size_t k = 0; k < results.size() && k < f.output_differentiable.size(); ++k)
       diff[k] = f.output_differentiable[k];
     // An op that returned one of its inputs itself (real/conj of a real tensor, `to` the same dtype) did
@@ -299,7 +302,7 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
         node->result_index.push_back(save(a.get(), true, uint32_t(k), a.version()));
       }
     } else {
-      node->result_index.assign(results.size(), -1);
+      node->result_index.assign(results.size(), -1);  // inline (small_vector.h): no allocation
     }
     if (anomaly_enabled) node->forward_trace = python_stack();
     if (forward) propagate_tangents(f, args, nargs, in.tensors, old_self.get(), results);
@@ -329,18 +332,17 @@ int fallback_kernel(void *, const TP_Op *op, const TP_Value *args, int64_t nargs
     if (self) check_inplace(op, self);
     auto node = std::make_shared<NotImplementedNode>();
     node->op_name = api->op_name(op);
-    node->next_edges = collect_edges(in);
+    collect_edges(in, node->next_edges);
     redispatch(op, args, nargs, outs, nouts);
-    std::vector<TP_Tensor *> results = flat_outputs(outs, nouts);
-    attach_outputs(node, results, std::vector<bool>(results.size(), true), inplace, self, false, nullptr);
+    OutputList results = flat_outputs(outs, nouts);
+    attach_outputs(node, results, FlagList(results.size(), true), inplace, self, false, nullptr);
   });
 }
 
 }  // namespace
 
-void attach_outputs(const std::shared_ptr<Node> &node, std::vector<TP_Tensor *> &outputs,
-                    const std::vector<bool> &differentiable, bool inplace, TP_Tensor *self, bool is_view,
-                    TP_Tensor *view_of) {
+void attach_outputs(const std::shared_ptr<Node> &node, const OutputList &outputs, const FlagList &differentiable,
+                    bool inplace, TP_Tensor *self, bool is_view, TP_Tensor *view_of) {
   node->input_meta.reserve(outputs.size());
   for (size_t k = 0; k < outputs.size(); ++k) {
     TP_Tensor *t = outputs[k];

@@ -34,9 +34,8 @@ void mark_nondifferentiable(const TP_Op *op);
 void install_autograd_fallback();
 
 // The record step shared with custom Functions (function.cpp): make outputs the results of `node`.
-void attach_outputs(const std::shared_ptr<Node> &node, std::vector<TP_Tensor *> &outputs,
-                    const std::vector<bool> &differentiable, bool inplace, TP_Tensor *self, bool is_view,
-                    TP_Tensor *view_of);
+void attach_outputs(const std::shared_ptr<Node> &node, const OutputList &outputs, const FlagList &differentiable,
+                    bool inplace, TP_Tensor *self, bool is_view, TP_Tensor *view_of);
 
 // The traceback of the current Python call (anomaly mode).
 std::string python_stack();

@@ -196,16 +196,29 @@ struct AbiKernel {
   void *user_data;
 };
 
+// Every op TPX records passes through here (its Autograd kernel is an ABI kernel), so the boxed arguments of a
+// usual call — a few values, no tensor list — live in arrays on the C stack: no heap allocation per call.
 void abi_kernel_trampoline(const Operator &op, Stack &stack, void *user) {
   auto *k = static_cast<AbiKernel *>(user);
-  std::vector<TP_Value> args;
-  args.reserve(stack.size());
-  std::vector<std::vector<TP_Tensor *>> lists(stack.size());
-  for (size_t i = 0; i < stack.size(); ++i) args.push_back(to_abi_borrowed(stack[i], &lists[i]));
-  std::vector<TP_Value> outs(op.num_returns());
+  constexpr size_t kInlineArgs = 16, kInlineOuts = 4;
+  TP_Value args_inline[kInlineArgs], outs_inline[kInlineOuts];
+  std::vector<TP_Value> args_heap, outs_heap;
+  std::vector<std::vector<TP_Tensor *>> lists;  // one handle array per tensor-list argument, made on demand
+  const size_t nargs = stack.size(), nouts = op.num_returns();
+  TP_Value *args = args_inline, *outs = outs_inline;
+  if (nargs > kInlineArgs) args = (args_heap.resize(nargs), args_heap.data());
+  if (nouts > kInlineOuts) outs = (outs_heap.resize(nouts), outs_heap.data());
+  for (size_t i = 0; i < nouts; ++i) outs[i] = TP_Value{};
+  for (size_t i = 0; i < nargs; ++i) {
+    if (stack[i].tag == Value::Tag::TensorList) {
+      if (lists.empty()) lists.resize(nargs);
+      args[i] = to_abi_borrowed(stack[i], &lists[i]);
+    } else {
+      args[i] = to_abi_borrowed(stack[i]);
+    }
+  }
   clear_error();
-  int rc = k->fn(k->user_data, reinterpret_cast<const TP_Op *>(&op), args.data(), int64_t(args.size()), outs.data(),
-                 int64_t(outs.size()));
+  int rc = k->fn(k->user_data, reinterpret_cast<const TP_Op *>(&op), args, int64_t(nargs), outs, int64_t(nouts));
   if (rc != 0) {
     int kind = channel().kind;
     std::string msg = channel().message.empty() ? op.name + ": a kernel registered through the C ABI failed"
@@ -214,7 +227,8 @@ void abi_kernel_trampoline(const Operator &op, Stack &stack, void *user) {
     throw Error(kind == TP_ERR_NONE ? ErrorKind::Runtime : ErrorKind(kind), msg);
   }
   stack.clear();
-  for (TP_Value &o : outs) {
+  for (size_t i = 0; i < nouts; ++i) {
+    TP_Value &o = outs[i];
     if (o.tag == TP_VALUE_TENSOR) stack.push_back(Value(Tensor::adopt(impl(o.v.tensor))));  // takes the NEW ref
     else if (o.tag == TP_VALUE_TENSOR_LIST) stack.push_back(list_from_abi_owned(o));
     else stack.push_back(from_abi(o, Argument{}));
