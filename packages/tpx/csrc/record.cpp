@@ -18,6 +18,7 @@
 
 #include <nanobind/stl/string.h>
 
+#include <optional>
 #include <unordered_set>
 
 #include "engine.h"
@@ -74,6 +75,9 @@ struct FormulaNode : Node {
   const Formula *f = nullptr;
   SmallVector<StoredArg, 4> args;
   SmallVector<int, 2> result_index;  // per output: index into saved (-1: not saved)
+  // Ops with a tensor-list argument (cat): what each input that needs no gradient looked like, by edge. The
+  // formula must still know its size to find where the next input's slice of the gradient starts.
+  std::vector<std::optional<InputMeta>> unneeded_meta;
   std::string name() const override { return f->node_name; }
 
   std::vector<TensorRef> apply(std::vector<TensorRef> &&grads) override {
@@ -93,10 +97,14 @@ struct FormulaNode : Node {
     }
     // What each input looked like (from the node its gradient goes to): formulas use it for shapes and dtypes.
     nb::list metas;
-    for (const Edge &e : next_edges) {
+    for (size_t k = 0; k < next_edges.size(); ++k) {
+      const Edge &e = next_edges[k];
       needs.append(nb::bool_(e.valid()));
-      if (!e.valid()) { metas.append(nb::none()); continue; }
-      const InputMeta &m = e.fn->input_meta[e.input_nr];
+      const InputMeta *known = e.valid()                    ? &e.fn->input_meta[e.input_nr]
+                               : k < unneeded_meta.size() && unneeded_meta[k] ? &*unneeded_meta[k]
+                                                                               : nullptr;
+      if (!known) { metas.append(nb::none()); continue; }
+      const InputMeta &m = *known;
       nb::list shape;
       for (int64_t d : m.shape) shape.append(d);
       metas.append(nb::make_tuple(nb::tuple(shape), m.dtype));
@@ -228,6 +236,13 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
     auto node = std::make_shared<FormulaNode>();
     node->f = &f;
     collect_edges(in, node->next_edges);
+    for (int64_t i = 0; i < nargs; ++i)
+      if (args[i].tag == TP_VALUE_TENSOR_LIST) {
+        node->unneeded_meta.resize(in.tensors.size());
+        for (size_t k = 0; k < in.tensors.size(); ++k)
+          if (in.tensors[k] && !node->next_edges[k].valid()) node->unneeded_meta[k] = input_meta_of(in.tensors[k]);
+        break;
+      }
     // An in-place op overwrites `self`: a formula that needs the old value gets a copy taken now. The copy is
     // recorded (CloneBackward to self's old history), so a double backward through it reaches that history.
     TensorRef old_self;
@@ -352,7 +367,7 @@ void attach_outputs(const std::shared_ptr<Node> &node, const OutputList &outputs
       rebase_history(t, node);
       continue;
     }
-    if (is_view && k == 0 && view_of) mark_view(t, view_of);
+    if (is_view && view_of) mark_view(t, view_of);  // a multi-view op (split, unbind): every output aliases
     set_history(t, node, uint32_t(k));
   }
 }

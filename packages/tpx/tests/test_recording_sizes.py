@@ -77,3 +77,20 @@ def test_multi_output_op_gradients(k: int) -> None:
     np.put_along_axis(expected, order, weight, axis=1)
     np.testing.assert_allclose(x.grad.numpy(), expected)
     assert indices.grad_fn is None
+
+
+@pytest.mark.parametrize("needs", [(False, True), (True, False, True), (False, False, True), (True, False)])
+def test_cat_with_inputs_that_need_no_gradient(needs: tuple[bool, ...]) -> None:
+    # The gradient slice of each input starts after every earlier input, needed or not.
+    rng = np.random.default_rng(len(needs))
+    values = [rng.standard_normal((2, k + 2)) for k in range(len(needs))]
+    tensors = [tp.tensor(v).requires_grad_(n) for v, n in zip(values, needs, strict=True)]
+    weight = rng.standard_normal((2, sum(v.shape[1] for v in values)))
+    (tp.cat(tensors, dim=1) * tp.tensor(weight)).sum().backward()
+    start = 0
+    for v, t, n in zip(values, tensors, needs, strict=True):
+        if n:
+            np.testing.assert_allclose(t.grad.numpy(), weight[:, start : start + v.shape[1]])
+        else:
+            assert t.grad is None
+        start += v.shape[1]

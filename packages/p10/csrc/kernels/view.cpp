@@ -256,6 +256,55 @@ static Tensor diagonal(const Tensor &self, int64_t offset, int64_t dim1, int64_t
   return make_view(self, sz, st, off);
 }
 
+// ---- several views at once ---------------------------------------------------------------------------------------
+// Note [One op for all the pieces]
+//   split/chunk/unbind return many views of one tensor. As separate narrow/select calls, autograd would record a
+//   node per piece, each scattering its piece's gradient into a zero tensor of the whole's size: backward of n
+//   pieces would cost O(n * whole). As one op, autograd records one node whose backward is a single cat/stack
+//   of the pieces' gradients (tensorplay_tpx formulas/shape.py), as PyTorch's SplitBackward/UnbindBackward do.
+static std::vector<Tensor> split_with_sizes(const Tensor &self, std::vector<int64_t> split_sizes, int64_t dim) {
+  TP_CHECK(self.dim() > 0, Runtime, "split_with_sizes expects at least a 1-dimensional tensor");
+  int64_t d = wrap_dim(dim, self.dim(), "split_with_sizes");
+  int64_t size = self.sizes()[d], total = 0;
+  for (int64_t s : split_sizes) {
+    TP_CHECK(s >= 0, Runtime, "split_with_sizes expects split_sizes have only non-negative entries, but got "
+             "split_sizes=", shape_str(split_sizes));
+    total += s;
+  }
+  TP_CHECK(total == size, Runtime, "split_with_sizes expects split_sizes to sum exactly to ", size,
+           " (input tensor's size at dimension ", dim, "), but got split_sizes=", shape_str(split_sizes));
+  std::vector<Tensor> out;
+  out.reserve(split_sizes.size());
+  int64_t start = 0;
+  for (int64_t s : split_sizes) {
+    out.push_back(slice(self, d, start, start + s, 1));
+    start += s;
+  }
+  return out;
+}
+
+// Equal pieces of `split_size` (the last may be smaller); a size-0 dim gives one empty piece, as in PyTorch.
+static std::vector<Tensor> split(const Tensor &self, int64_t split_size, int64_t dim) {
+  TP_CHECK(self.dim() > 0, Runtime, "split expects at least a 1-dimensional tensor");
+  int64_t d = wrap_dim(dim, self.dim(), "split");
+  int64_t size = self.sizes()[d];
+  TP_CHECK(split_size > 0 || (split_size == 0 && size == 0), Runtime,
+           "split expects split_size be non-negative, but got split_size=", split_size);
+  std::vector<int64_t> sizes;
+  for (int64_t start = 0; start < size; start += split_size) sizes.push_back(std::min(split_size, size - start));
+  if (sizes.empty()) sizes.push_back(0);
+  return call_op<std::vector<Tensor>>(TP_OP("split_with_sizes"), self, sizes, d);  // dispatched: recorded once
+}
+
+static std::vector<Tensor> unbind(const Tensor &self, int64_t dim) {
+  TP_CHECK(self.dim() > 0, Index, "Dimension specified as ", dim, " but tensor has no dimensions");
+  int64_t d = wrap_dim(dim, self.dim(), "unbind");
+  std::vector<Tensor> out;
+  out.reserve(size_t(self.sizes()[d]));
+  for (int64_t i = 0; i < self.sizes()[d]; ++i) out.push_back(select(self, d, i));
+  return out;
+}
+
 // A new tensor object over the same data, outside any autograd graph (tpx gives it requires_grad=False).
 static Tensor alias(const Tensor &self) { return make_view(self, self.sizes(), self.strides(), self.storage_offset()); }
 
@@ -275,6 +324,9 @@ TP_LIBRARY(view) {
   lib.def("unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)");
   lib.def("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)");
   lib.def("alias(Tensor(a) self) -> Tensor(a)");
+  lib.def("split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[]");
+  lib.def("split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[]");
+  lib.def("unbind.int(Tensor(a) self, int dim=0) -> Tensor[]");
   TP_IMPL(lib, "as_strided", AnyBackend, as_strided);
   TP_IMPL(lib, "view", AnyBackend, view);
   TP_IMPL(lib, "reshape", Composite, reshape);
@@ -290,6 +342,9 @@ TP_LIBRARY(view) {
   TP_IMPL(lib, "unfold", AnyBackend, unfold);
   TP_IMPL(lib, "diagonal", AnyBackend, diagonal);
   TP_IMPL(lib, "alias", AnyBackend, alias);
+  TP_IMPL(lib, "split_with_sizes", AnyBackend, split_with_sizes);
+  TP_IMPL(lib, "split.Tensor", Composite, split);  // sizes, then split_with_sizes: one recorded node
+  TP_IMPL(lib, "unbind.int", AnyBackend, unbind);
 }
 
 }  // namespace tp::p10

@@ -1,9 +1,10 @@
 """Shapes: ``tensorplay.Size`` and the shape helpers that are compositions of primitive views.
 
-Where it sits: ``flatten``, ``unflatten``, ``movedim``, ``split``, ``chunk``, ``unbind`` are written with
-the view ops (``reshape``, ``view``, ``permute``, ``narrow``, ``select``), so they work on every backend and
-autograd differentiates them through their parts. ``Tensor`` (``_tensor.py``) calls them for its methods of
-the same names; ``tp.flatten`` and the others are these functions.
+Where it sits: ``flatten``, ``unflatten``, ``movedim`` are written with the view ops (``reshape``,
+``view``, ``permute``), so they work on every backend and autograd differentiates them through their parts;
+``split``, ``chunk`` and ``unbind`` call P10's multi-view ops (one autograd node for all the pieces).
+``Tensor`` (``_tensor.py``) calls them for its methods of the same names; ``tp.flatten`` and the others are
+these functions.
 
 Example:
     >>> import tensorplay_p10 as tp
@@ -83,46 +84,31 @@ def movedim(input: Any, source: Any, destination: Any) -> Any:
     return input.permute(perm)
 
 
-def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> list[Any]:
-    """Views of equal ``split_size`` chunks (the last may be smaller), or of the given section sizes."""
-    d = _wrap(dim, tensor.dim(), "split")
-    size = tensor.shape[d]
+def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
+    """Views of equal ``split_size`` chunks (the last may be smaller), or of the given section sizes.
+
+    One op (``split.Tensor`` / ``split_with_sizes``), so autograd records one node for all the pieces
+    (Note [One op for all the pieces] in P10's kernels/view.cpp).
+    """
     if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
-        if step < 0 or (step == 0 and size != 0):
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
-        if step == 0:
-            return [tensor.narrow(d, 0, 0)]
-        return [tensor.narrow(d, s, min(step, size - s)) for s in range(0, size, step)] or [
-            tensor.narrow(d, 0, 0)
-        ]
-    sections = list(split_size_or_sections)
-    if sum(sections) != size:
-        raise RuntimeError(
-            f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's size at "
-            f"dimension {dim}), but got split_sizes={sections}"
-        )
-    out, start = [], 0
-    for s in sections:
-        out.append(tensor.narrow(d, start, s))
-        start += s
-    return out
+        return tuple(_C._op("split")(tensor, split_size_or_sections, dim))
+    return tuple(_C._op("split_with_sizes")(tensor, [int(s) for s in split_size_or_sections], dim))
 
 
-def chunk(input: Any, chunks: int, dim: int = 0) -> list[Any]:
+def chunk(input: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
     """Split into ``chunks`` pieces of ``ceil(size / chunks)`` (PyTorch's rule: possibly fewer pieces)."""
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = _wrap(dim, input.dim(), "chunk")
     size = input.shape[d]
-    step = max(1, -(-size // chunks))
-    return split(input, step, d) if size else [input.narrow(d, 0, 0) for _ in range(chunks)]
+    if size == 0:  # PyTorch gives `chunks` empty pieces here
+        return split(input, [0] * chunks, d)
+    return split(input, -(-size // chunks), d)
 
 
 def unbind(input: Any, dim: int = 0) -> tuple[Any, ...]:
-    """All slices along ``dim``, as views."""
-    d = _wrap(dim, input.dim(), "unbind")
-    return tuple(input.select(d, i) for i in range(input.shape[d]))
+    """All slices along ``dim``, as views (one op: Note [One op for all the pieces])."""
+    return tuple(_C._op("unbind")(input, dim))
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> Size:

@@ -349,10 +349,10 @@ class Tensor(_C.TensorBase):
     def movedim(self, source: Any, destination: Any) -> Tensor:
         return movedim(self, source, destination)
 
-    def split(self, split_size: Any, dim: int = 0) -> list[Tensor]:
+    def split(self, split_size: Any, dim: int = 0) -> tuple[Tensor, ...]:
         return split(self, split_size, dim)
 
-    def chunk(self, chunks: int, dim: int = 0) -> list[Tensor]:
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         return chunk(self, chunks, dim)
 
     def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:

@@ -153,7 +153,7 @@ for _name, _np in [
     )
 
 
-# Splitting: tensor_split (sections or indices), split (size or sizes), chunk, unbind.
+# Splitting: tensor_split (sections or indices), split (size or sizes), split_with_sizes, chunk, unbind.
 def _split_samples(op, dtype):
     t = _t(rng_for(op.id, str(dtype)), dtype)
     x = t(7, 4)
@@ -167,6 +167,13 @@ def _split_samples(op, dtype):
         yield SampleInput(x, (3,), name="split_size 3")
         yield SampleInput(x, ([2, 5],), name="sizes")
         yield SampleInput(x, (2, 1), name="dim 1")
+    elif op.name == "split_with_sizes":
+        yield SampleInput(x, ([2, 5],), name="sizes")
+        yield SampleInput(x, ([4, 0, 3],), name="an empty piece")
+        yield SampleInput(x, ([1, 3], 1), name="dim 1")
+        yield SampleInput(x, ([7],), name="one piece")
+        yield SampleInput(transposed(t(4, 7)), ([3, 4], -1), name="transposed, negative dim")
+        return
     elif op.name == "chunk":
         yield SampleInput(x, (3,), name="3 chunks of 7")
         yield SampleInput(x, (4, 1), name="dim 1")
@@ -204,6 +211,7 @@ register(
         "tensor_split", ref=_tensor_split_ref, dtypes=ALL, sample_inputs=_split_samples, result_dtype=None
     ),
     OpInfo("split", ref=_split_ref, dtypes=ALL, sample_inputs=_split_samples, meta=True),
+    OpInfo("split_with_sizes", ref=_split_ref, dtypes=ALL, sample_inputs=_split_samples, meta=True),
     OpInfo("chunk", ref=_chunk_ref, dtypes=ALL, sample_inputs=_split_samples),
     OpInfo("unbind", ref=_unbind_ref, dtypes=ALL, sample_inputs=_split_samples),
 )

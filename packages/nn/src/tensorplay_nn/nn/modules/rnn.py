@@ -19,11 +19,11 @@ Note [Recurrent equations]
 
 Note [One backward for the pieces]
   The loop reads the input term of step t as a piece of the one up-front product, and each step splits its
-  gate pre-activations into gate blocks. As plain views (`xw[a:b]`, `chunk`), every piece would get its own
-  backward node that scatters the piece's gradient into a zero tensor of the whole's size, which makes the
-  backward of T steps cost O(T^2) in the input term (measured: 700 ms for a 64-step LSTM that PyTorch runs in
-  under 50). `_Split` is one autograd node for all the pieces whose backward concatenates their gradients once
-  (what PyTorch's SplitBackward does); the pieces are copies, so the forward pays one pass over xw.
+  gate pre-activations into gate blocks. Each piece as its own view (`xw[a:b]`) would get its own backward
+  node scattering its gradient into a zero tensor of the whole's size: O(T^2) in the input term (measured:
+  700 ms for a 64-step LSTM that PyTorch runs in under 50). `Tensor.split` is one P10 op with one autograd
+  node for all the pieces (Note [One op for all the pieces] in P10's kernels/view.cpp), whose backward
+  concatenates their gradients once, so the loop takes its pieces with `split`.
 
 Note [Packed time loop]
   Padded and packed input run through one loop over the packed layout (nn/utils/rnn.py, Note [Packed layout]):
@@ -43,7 +43,6 @@ from typing import Any
 
 import tensorplay_p10 as tp
 from tensorplay_p10 import Tensor
-from tensorplay_tpx.autograd import Function
 
 from .. import functional as F
 from .. import init
@@ -62,26 +61,9 @@ _Step = Callable[
 ]
 
 
-class _Split(Function):
-    """`t.split(sizes, dim)` with one backward node for all pieces (Note [One backward for the pieces])."""
-
-    @staticmethod
-    def forward(ctx: Any, t: Tensor, sizes: list[int], dim: int) -> tuple[Tensor, ...]:
-        ctx.dim = dim
-        return tuple(piece.clone() for piece in t.split(sizes, dim))
-
-    @staticmethod
-    def backward(ctx: Any, *grads: Tensor) -> tuple[Tensor, None, None]:
-        return tp.cat(grads, ctx.dim), None, None
-
-
-def _split(t: Tensor, sizes: list[int], dim: int = 0) -> tuple[Tensor, ...]:
-    return _Split.apply(t, sizes, dim)
-
-
 def _chunk(t: Tensor, n: int) -> tuple[Tensor, ...]:
     """The gate blocks of `[B, n*H]` pre-activations, in PyTorch's gate order."""
-    return _split(t, [t.size(1) // n] * n, 1)
+    return t.split(t.size(1) // n, 1)
 
 
 def _hidden_term(h: Tensor, w_hh_t: Tensor, b_hh: Tensor | None) -> Tensor:
@@ -158,7 +140,7 @@ def _run_direction(
     # GRU adds b_hh inside the step; RNN/LSTM had it folded into xw
     b_step = b_hh if mode == "GRU" else None
     outputs: list[Tensor] = []
-    steps = _split(xw, batch_sizes) if batch_sizes else ()
+    steps = xw.split(list(batch_sizes)) if batch_sizes else ()
     if not reverse:
         h, c, done_h, done_c = h0, c0, [], []
         for bs, xw_t in zip(batch_sizes, steps, strict=True):

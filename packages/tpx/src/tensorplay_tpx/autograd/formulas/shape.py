@@ -102,6 +102,18 @@ def _select(ctx, grad):
     return g
 
 
+# Note [One op for all the pieces] (P10 kernels/view.cpp): one node for every piece, one cat/stack in
+# backward. Pieces nobody used arrive as zeros (Note [Formula conventions]).
+@derivative("split_with_sizes", view=True)
+def _split_with_sizes(ctx, *grads):
+    return tp.cat(list(grads), ctx.dim)
+
+
+@derivative("unbind.int", view=True)
+def _unbind(ctx, *grads):
+    return tp.stack(list(grads), ctx.dim)
+
+
 @derivative("diagonal", view=True)
 def _diagonal(ctx, grad):
     g = _zeros(ctx.self_shape, grad)
@@ -210,7 +222,7 @@ def _cat(ctx, grad):
     d = ctx.dim % len(ref)
     out, start = [], 0
     for s in shapes:
-        if s is None:  # input needs no gradient: still advance by its size
+        if s is None:  # an undefined input (the recorder knows every defined one's shape, needed or not)
             out.append(None)
             continue
         if len(s) == 1 and s[0] == 0 and len(ref) != 1:  # legacy empty 1-D inputs are skipped by cat
