@@ -21,6 +21,7 @@ from . import (
     flatten,
     fold,
     instancenorm,
+    latent_attention,
     linear,
     loss,
     modern_block,
@@ -47,6 +48,7 @@ from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
 from .fold import *  # noqa: F403
 from .instancenorm import *  # noqa: F403
+from .latent_attention import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .modern_block import *  # noqa: F403
@@ -75,6 +77,7 @@ __all__ += dropout.__all__
 __all__ += flatten.__all__
 __all__ += fold.__all__
 __all__ += instancenorm.__all__
+__all__ += latent_attention.__all__
 __all__ += linear.__all__
 __all__ += loss.__all__
 __all__ += modern_block.__all__
