@@ -13,6 +13,7 @@ from . import (
     activation,
     batchnorm,
     causal_attention,
+    causal_encoder_decoder,
     channelshuffle,
     container,
     conv,
@@ -40,6 +41,7 @@ from . import (
 from .activation import *  # noqa: F403
 from .batchnorm import *  # noqa: F403
 from .causal_attention import *  # noqa: F403
+from .causal_encoder_decoder import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
@@ -69,6 +71,7 @@ __all__ = ["RotaryEmbedding"]  # a literal list, then the `+=` lines: the forms 
 __all__ += activation.__all__
 __all__ += batchnorm.__all__
 __all__ += causal_attention.__all__
+__all__ += causal_encoder_decoder.__all__
 __all__ += channelshuffle.__all__
 __all__ += container.__all__
 __all__ += conv.__all__
