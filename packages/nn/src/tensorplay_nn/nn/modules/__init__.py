@@ -13,6 +13,7 @@ from . import (
     activation,
     batchnorm,
     causal_attention,
+    causal_encoder_decoder,
     channelshuffle,
     container,
     conv,
@@ -21,6 +22,7 @@ from . import (
     flatten,
     fold,
     instancenorm,
+    latent_attention,
     linear,
     loss,
     modern_block,
@@ -39,6 +41,7 @@ from . import (
 from .activation import *  # noqa: F403
 from .batchnorm import *  # noqa: F403
 from .causal_attention import *  # noqa: F403
+from .causal_encoder_decoder import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
@@ -47,6 +50,7 @@ from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
 from .fold import *  # noqa: F403
 from .instancenorm import *  # noqa: F403
+from .latent_attention import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .modern_block import *  # noqa: F403
@@ -67,6 +71,7 @@ __all__ = ["RotaryEmbedding"]  # a literal list, then the `+=` lines: the forms 
 __all__ += activation.__all__
 __all__ += batchnorm.__all__
 __all__ += causal_attention.__all__
+__all__ += causal_encoder_decoder.__all__
 __all__ += channelshuffle.__all__
 __all__ += container.__all__
 __all__ += conv.__all__
@@ -75,6 +80,7 @@ __all__ += dropout.__all__
 __all__ += flatten.__all__
 __all__ += fold.__all__
 __all__ += instancenorm.__all__
+__all__ += latent_attention.__all__
 __all__ += linear.__all__
 __all__ += loss.__all__
 __all__ += modern_block.__all__
