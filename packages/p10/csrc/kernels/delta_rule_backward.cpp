@@ -38,6 +38,20 @@ namespace {
 
 const char *kBwdOp = "delta_rule_backward";
 
+// <a, b> with kLanes partial sums: the vectoriser may not reorder one running float sum, but it can keep
+// these in one register (the order of the additions is fixed, so results do not depend on the CPU).
+constexpr int kLanes = 8;
+template <typename M> TP_VEC_INLINE M lane_dot(const M *__restrict a, const M *__restrict b, int64_t n) {
+  M lane[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] += a[j + l] * b[j + l];
+  M s = 0;
+  for (; j < n; ++j) s += a[j] * b[j];
+  for (M l : lane) s += l;
+  return s;
+}
+
 struct DeltaGrads {
   const void *dout, *dstate;  // may be null: that gradient is zero
   void *dq, *dk, *dv, *dg, *dbeta, *ds0;  // ds0 null without initial_state
@@ -86,35 +100,24 @@ TP_VEC_INLINE void backward_head(const DeltaDims &d, int64_t chunk, int64_t b, i
       for (int64_t j = 0; j < Dv; ++j) du[j] = 0;
       for (int64_t i = 0; i < Dk; ++i) {
         M *__restrict dSi = dS + i * Dv;
-        const M *__restrict Si = Scur + i * Dv;
         if (gO) {
-          M acc = 0;
+          dqt[i] = lane_dot(Scur + i * Dv, gO, Dv);
           const M qi = qt[i];
-          for (int64_t j = 0; j < Dv; ++j) {
-            acc += Si[j] * gO[j];
-            dSi[j] += qi * gO[j];
-          }
-          dqt[i] = acc;
+          for (int64_t j = 0; j < Dv; ++j) dSi[j] += qi * gO[j];
         } else {
           dqt[i] = 0;
         }
-        M acc = 0;
+        dkt[i] = lane_dot(dSi, u, Dv);
         const M ki = kt[i];
-        for (int64_t j = 0; j < Dv; ++j) {
-          acc += dSi[j] * u[j];
-          du[j] += ki * dSi[j];
-        }
-        dkt[i] = acc;
+        for (int64_t j = 0; j < Dv; ++j) du[j] += ki * dSi[j];
       }
       // u = beta w
       const M bt = beta[r];
-      M db = 0;
       for (int64_t j = 0; j < Dv; ++j) {
-        db += du[j] * w[j];
         dv[r * Dv + j] = bt * du[j];
         dp[j] = -bt * du[j];
       }
-      dbeta[r] = db;
+      dbeta[r] = lane_dot(du, w, Dv);
       // p = S'^T k and S' = diag(a) S_prev
       delta_decay(d, g, b, t, h, a);
       M dg_head = 0;
@@ -122,16 +125,12 @@ TP_VEC_INLINE void backward_head(const DeltaDims &d, int64_t chunk, int64_t b, i
         M *__restrict dSi = dS + i * Dv;
         const M *__restrict Pi = Sprev + i * Dv;
         const M ai = a[i], ki = kt[i];
-        M sp = 0, sg = 0;
-        for (int64_t j = 0; j < Dv; ++j) {
-          sp += Pi[j] * dp[j];
-          dSi[j] += ki * dp[j];
-          sg += dSi[j] * Pi[j];
-          dSi[j] *= ai;
-        }
-        dkt[i] += ai * sp;
-        if (d.per_channel) dg[r * Dk + i] = ai * sg;
-        else dg_head += ai * sg;
+        dkt[i] += ai * lane_dot(Pi, dp, Dv);
+        for (int64_t j = 0; j < Dv; ++j) dSi[j] += ki * dp[j];
+        const M sg = ai * lane_dot(dSi, Pi, Dv);
+        for (int64_t j = 0; j < Dv; ++j) dSi[j] *= ai;
+        if (d.per_channel) dg[r * Dk + i] = sg;
+        else dg_head += sg;
       }
       if (!d.per_channel) dg[r] = dg_head;
     }
