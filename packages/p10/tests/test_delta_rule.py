@@ -79,7 +79,7 @@ def T_(x, dtype=tp.float64):
 
 
 def close(actual, expected, rtol=1e-10, atol=1e-12):
-    np.testing.assert_allclose(actual.to(tp.float64).numpy(), expected, rtol=rtol, atol=atol)
+    np.testing.assert_allclose(actual.detach().to(tp.float64).numpy(), expected, rtol=rtol, atol=atol)
 
 
 # ---- the references themselves -----------------------------------------------------------------------------
@@ -320,3 +320,27 @@ def test_training_step_grads_are_finite_at_length_256() -> None:
     out, state = tp.delta_rule(*xs)
     grads = autograd.grad(out.square().sum() + state.sum(), xs)
     assert all(bool(gr.isfinite().all()) and gr.shape == x.shape for gr, x in zip(grads, xs, strict=True))
+
+
+def test_matches_a_torch_composite_forward_and_gradients() -> None:
+    torch = pytest.importorskip("torch")
+    autograd = pytest.importorskip("tensorplay_tpx.autograd")
+    arrays = inputs(2, 6, 2, 3, 4, per_channel=True)
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    S = ts[5]
+    outs = []
+    for t in range(6):  # the recurrence with torch ops
+        S = S * ts[3][:, t].exp()[..., None]
+        kt = ts[1][:, t].unsqueeze(-2)
+        u = (ts[2][:, t].unsqueeze(-2) - kt @ S) * ts[4][:, t][..., None, None]
+        S = S + kt.transpose(-2, -1) @ u
+        outs.append(ts[0][:, t].unsqueeze(-2) @ S)
+    out = torch.cat(outs, 2).permute(0, 2, 1, 3)
+    (out.square().sum() + S.sum()).backward()
+    xs = tuple(tp.tensor(a).requires_grad_(True) for a in arrays)
+    o, s = tp.delta_rule(*xs, chunk_size=4)
+    close(o, out.detach().numpy())
+    close(s, S.detach().numpy())
+    grads = autograd.grad(o.square().sum() + s.sum(), xs)
+    for g, t in zip(grads, ts, strict=True):
+        close(g, t.grad.numpy(), rtol=1e-9, atol=1e-11)
