@@ -111,6 +111,15 @@ def as_tp(arrays: dict) -> dict:
     return {name: tp.tensor(a) for name, a in arrays.items()}
 
 
+def composite_rule(q, k, v, g, beta, chunk_size, initial_state, l2: bool = True):
+    """The tensor-op chunked scan (`_chunk_delta_rule_reference`) behind the rule functions' contract: the
+    public functions run the native op `delta_rule`, and this is what it is checked against."""
+    if l2:
+        q, k = l2norm(q), l2norm(k)
+    q = q * int(q.shape[-1]) ** -0.5
+    return _chunk_delta_rule_reference(q, k, v, g, beta, initial_state=initial_state, chunk_size=chunk_size)
+
+
 # ---------------------------------------------------------------- a tiny LM around any mixer
 
 
@@ -269,9 +278,11 @@ def test_chunk_equals_recurrent_float32(t: int, chunk: int) -> None:
     out_r, s_r = recurrent_gated_delta_rule(
         *args, initial_state=tt["s0"], output_final_state=True, use_qk_l2norm_in_kernel=True
     )
-    assert out_c.dtype == tp.float32 and s_c.dtype == tp.float32 and tuple(s_c.shape) == (2, 3, 16, 8)
-    np.testing.assert_allclose(out_c.numpy(), out_r.numpy(), atol=1e-5)
-    np.testing.assert_allclose(s_c.numpy(), s_r.numpy(), atol=1e-5)
+    out_x, s_x = composite_rule(*args, chunk, tt["s0"])
+    for out, state in ((out_c, s_c), (out_x, s_x)):  # the native op, and the composite reference
+        assert out.dtype == tp.float32 and state.dtype == tp.float32 and tuple(state.shape) == (2, 3, 16, 8)
+        np.testing.assert_allclose(out.numpy(), out_r.numpy(), atol=1e-5)
+        np.testing.assert_allclose(state.numpy(), s_r.numpy(), atol=1e-5)
 
 
 def test_chunk_matches_numpy_and_the_composite_reference() -> None:
@@ -290,12 +301,11 @@ def test_chunk_matches_numpy_and_the_composite_reference() -> None:
     )
     np.testing.assert_allclose(ref_out.numpy(), want_out, atol=1e-10)
     np.testing.assert_allclose(ref_state.numpy(), want_state, atol=1e-10)
-    if hasattr(tp, "delta_rule"):  # the native op agrees with its composite reference
-        nat_out, nat_state = tp.delta_rule(
-            tp.tensor(qn), tp.tensor(kn), t["v"], t["g"], t["beta"], initial_state=t["s0"], chunk_size=16
-        )
-        np.testing.assert_allclose(nat_out.numpy(), want_out, atol=1e-10)
-        np.testing.assert_allclose(nat_state.numpy(), want_state, atol=1e-10)
+    nat_out, nat_state = tp.delta_rule(  # the native op, called directly with the same contract
+        tp.tensor(qn), tp.tensor(kn), t["v"], t["g"], t["beta"], initial_state=t["s0"], chunk_size=16
+    )
+    np.testing.assert_allclose(nat_out.numpy(), want_out, atol=1e-10)
+    np.testing.assert_allclose(nat_state.numpy(), want_state, atol=1e-10)
 
 
 @pytest.mark.parametrize("split", [1, 20, 32, 33])
@@ -395,7 +405,7 @@ def test_unit_lower_inverse_matches_numpy() -> None:
         np.testing.assert_allclose(_unit_lower_inverse(tp.tensor(a)).numpy(), want, atol=1e-10)
 
 
-@pytest.mark.parametrize("rule", ["chunk", "recurrent"])
+@pytest.mark.parametrize("rule", ["chunk", "composite", "recurrent"])
 def test_rule_gradcheck(rule: str) -> None:
     t = as_tp(rule_inputs(1, 5, 2, 3, 2, seed=9, dtype=np.float64))
     inputs = tuple(t[n].requires_grad_(True) for n in ("q", "k", "v", "g", "beta", "s0"))
@@ -403,25 +413,30 @@ def test_rule_gradcheck(rule: str) -> None:
     def fn(q, k, v, g, beta, s0):
         if rule == "chunk":  # chunk 2 over T = 5: two full chunks and a padded one
             return chunk_gated_delta_rule(q, k, v, g, beta, 2, s0, True, use_qk_l2norm_in_kernel=True)
+        if rule == "composite":
+            return composite_rule(q, k, v, g, beta, 2, s0)
         return recurrent_gated_delta_rule(q, k, v, g, beta, s0, True, use_qk_l2norm_in_kernel=True)
 
     assert tp.autograd.gradcheck(fn, inputs)
 
 
-def test_chunk_and_recurrent_gradients_agree() -> None:
+def test_chunk_composite_and_recurrent_gradients_agree() -> None:
     names = ("q", "k", "v", "g", "beta", "s0")
     grads = {}
-    for rule in ("chunk", "recurrent"):
+    for rule in ("chunk", "composite", "recurrent"):
         t = as_tp(rule_inputs(2, 21, 2, 8, 4, seed=10))
         ins = [t[n].requires_grad_(True) for n in names]
         if rule == "chunk":
             out, s = chunk_gated_delta_rule(*ins[:5], 8, ins[5], True, True)
+        elif rule == "composite":
+            out, s = composite_rule(*ins[:5], 8, ins[5])
         else:
             out, s = recurrent_gated_delta_rule(*ins[:5], ins[5], True, True)
         (out.sin().sum() + s.square().sum()).backward()
         grads[rule] = [x.grad.numpy() for x in ins]
-    for name, gc, gr in zip(names, grads["chunk"], grads["recurrent"], strict=True):
-        np.testing.assert_allclose(gc, gr, atol=2e-4, rtol=1e-4, err_msg=name)
+    for rule in ("chunk", "composite"):
+        for name, got, want in zip(names, grads[rule], grads["recurrent"], strict=True):
+            np.testing.assert_allclose(got, want, atol=2e-4, rtol=1e-4, err_msg=f"{rule}: {name}")
 
 
 # ---------------------------------------------------------------- GatedDeltaNet
@@ -527,6 +542,22 @@ def test_gated_delta_net_matches_numpy(hv: int, hk: int) -> None:
     got = m(tp.tensor(x, dtype=tp.float32)).detach().numpy()
     np.testing.assert_allclose(got, np_gated_delta_net(m, x), atol=2e-5)
     assert m(tp.zeros(1, 0, 24)).shape == (1, 0, 24)
+
+
+def test_gated_delta_net_in_bfloat16_keeps_a_float32_state() -> None:
+    tp.manual_seed(19)
+    m = make_gdn()
+    m16 = make_gdn().to(tp.bfloat16)
+    m16.load_state_dict({k: v.to(tp.bfloat16) for k, v in m.state_dict().items()})
+    x = tp.randn(2, 9, 24)
+    cache = LinearStateCache()
+    with tp.no_grad():
+        y16 = m16(x.to(tp.bfloat16), past_key_values=cache)
+        step = m16(x[:, :1].to(tp.bfloat16), past_key_values=cache)
+    assert y16.dtype == tp.bfloat16 and step.dtype == tp.bfloat16
+    assert cache.recurrent_states[0].dtype == tp.float32
+    ref = m.to(tp.float32)(tp.tensor(x.to(tp.bfloat16).float().numpy())).detach().numpy()
+    np.testing.assert_allclose(y16.float().numpy(), ref, atol=0.05 * np.abs(ref).max())
 
 
 def test_gated_delta_net_in_a_block_shapes_gradients_and_causality() -> None:

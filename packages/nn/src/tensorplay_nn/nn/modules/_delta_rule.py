@@ -3,9 +3,10 @@
 chunked (WY / UT-transform) form written with tensor ops, and the causal short convolution both mixers run
 first.
 
-Where it sits: below the two mixer modules and their public rule functions. The chunked form has the contract
-of the native P10 op `delta_rule`; `chunk_delta_rule` calls that op when it is registered and the composite
-`_chunk_delta_rule_reference` here otherwise (the tests compare the two). See Note [Chunked delta rule].
+Where it sits: below the two mixer modules and their public rule functions. `chunk_delta_rule` runs the native
+P10 op `delta_rule` (a fused scan kernel with a fused backward, p10/csrc/kernels/delta_rule.cpp);
+`_chunk_delta_rule_reference` here is the chunked algorithm written with tensor ops, with the op's contract —
+the documented composite the tests compare the op against. See Note [Chunked delta rule].
 
 Note [Chunked delta rule]
   Per head, with state S [Dk, Dv] and the decay d_t = exp(g_t) (a scalar, or one factor per key row), a step
@@ -229,15 +230,14 @@ def chunk_delta_rule(
     use_qk_l2norm: bool,
     op: str,
 ) -> tuple[Tensor, Tensor | None]:
-    """Normalise and scale q, k, then run the chunked scan: the native op `delta_rule` when P10 has it,
-    else `_chunk_delta_rule_reference` (the same maths)."""
+    """Normalise and scale q, k, then run the scan through the native P10 op `delta_rule` (a fused kernel
+    with its own backward; `_chunk_delta_rule_reference` is the composite it is tested against)."""
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size <= 0:
         raise ValueError(f"{op}: chunk_size must be a positive int, got {chunk_size!r}")
     out_dtype = query.dtype
     q, k = _prepare_query_key(query, key, use_qk_l2norm)
-    native = getattr(tp, "delta_rule", None)
-    scan = native if native is not None else _chunk_delta_rule_reference
-    out, state = scan(q, k, value, g, beta, initial_state=initial_state, chunk_size=chunk_size)
+    value = value.to(q.dtype)  # the op takes q, k, v in one dtype (the scan's)
+    out, state = tp.delta_rule(q, k, value, g, beta, initial_state=initial_state, chunk_size=chunk_size)
     return out.to(out_dtype), (state if output_final_state else None)
 
 
