@@ -121,16 +121,28 @@ def recurrent_delta_rule(
         if initial_state is None
         else initial_state.to(ct)
     )
+    # A per-head decay scales the whole [Dk, Dv] state ([.., 1, 1]); a per-channel one, each key row
+    # ([.., Dk, 1]).
+    decay = g.exp()[..., None] if g.dim() == 4 else g.exp()[..., None, None]
+    # Rows and columns as [.., 1, D] / [.., D, 1] matrices, split per token by one unbind per tensor.
+    per_token = (
+        x.unbind(1)
+        for x in (
+            decay,
+            k[..., None, :],
+            k[..., None],
+            v[..., None, :],
+            beta[..., None, None],
+            q[..., None, :],
+        )
+    )
     outs = []
-    for i in range(t):
-        # A per-head decay scales the whole [Dk, Dv] state; a per-channel one scales each key row.
-        decay = g[:, i].exp()
-        state = state * (decay[..., None] if g.dim() == 4 else decay[..., None, None])
-        k_t = k[:, i]  # [B, H, Dk]
-        u = beta[:, i, :, None] * (v[:, i] - (k_t[:, :, None, :] @ state)[:, :, 0])  # β (v − Sᵀk)
-        state = state + k_t[..., None] * u[:, :, None, :]
-        outs.append((q[:, i, :, None, :] @ state)[:, :, 0])  # Sᵀq  [B, H, Dv]
-    out = tp.stack(outs, 1) if outs else tp.zeros(b, 0, h, dv, dtype=ct, device=query.device)
+    for d_t, k_row, k_col, v_row, b_t, q_row in zip(*per_token, strict=True):  # each [B, H, ., .]
+        state = state * d_t
+        u = b_t * (v_row - k_row @ state)  # β (v − Sᵀk), as a row [B, H, 1, Dv]
+        state = state + k_col @ u  # S + k uᵀ
+        outs.append(q_row @ state)  # (Sᵀq)ᵀ
+    out = tp.stack(outs, 1).squeeze(3) if outs else tp.zeros(b, 0, h, dv, dtype=ct, device=query.device)
     return out.to(out_dtype), (state if output_final_state else None)
 
 
@@ -267,8 +279,9 @@ def short_conv(
     length = int(x.shape[2])
     padded = tp.pad(x, [k - 1, 0])
     # A depthwise kernel of k taps is k shifted multiply-adds: cheaper and clearer than a grouped conv1d.
-    y = padded[:, :, 0:length] * weight[:, 0, None]
+    taps = weight[..., None].unbind(1)  # tap j multiplies the input j - (k - 1) steps back: [conv_dim, 1]
+    y = padded.narrow(2, 0, length) * taps[0]
     for j in range(1, k):
-        y = y + padded[:, :, j : j + length] * weight[:, j, None]
-    y = y[:, :, length - t :]
+        y = y + padded.narrow(2, j, length) * taps[j]
+    y = y.narrow(2, length - t, t)
     return F.silu(y).transpose(1, 2), initial_state, has_state
