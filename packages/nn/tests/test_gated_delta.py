@@ -175,6 +175,14 @@ def check_causal(model: nn.Module, x: tp.Tensor, cut: int) -> None:
     assert np.abs(y2[:, cut:] - y[:, cut:]).max() > 1e-3
 
 
+def check_remembers_beyond_the_conv_window(model: nn.Module, x: tp.Tensor) -> None:
+    """Changing only token 0 changes the output at position 12, which the 4-tap convolution cannot see:
+    the information travelled through the recurrent state."""
+    x2 = x.clone()
+    x2[:, 0] = x2[:, 0] + 1.0
+    assert np.abs(model(x2).detach().numpy()[:, 12] - model(x).detach().numpy()[:, 12]).max() > 1e-5
+
+
 def check_trains(make_mixer: Callable[[int], nn.Module], steps: int = 200) -> tuple[float, float]:
     """A 2-layer LM of width 16 learns to output the token two places back; returns (first, last) losses."""
     threads = tp.get_num_threads()
@@ -574,6 +582,8 @@ def test_gated_delta_net_in_a_block_shapes_gradients_and_causality() -> None:
     with tp.no_grad():
         for cut in (1, 7, 8, 13):  # inside and at the edges of the 8-token chunks
             check_causal(block, x.detach(), cut)
+        block.mixer.A_log.fill_(-2.0)  # slow decays (A = e^-2), so token 0 still counts 12 steps later
+        check_remembers_beyond_the_conv_window(block, x.detach())
 
 
 def test_gated_delta_net_gradcheck_float64() -> None:

@@ -17,6 +17,7 @@ from test_gated_delta import (
     as_tp,
     check_causal,
     check_prefill_then_decode,
+    check_remembers_beyond_the_conv_window,
     check_trains,
     composite_rule,
     np_delta_rule,
@@ -242,6 +243,8 @@ def test_kimi_in_a_block_shapes_gradients_and_causality() -> None:
     with tp.no_grad():
         for cut in (1, 7, 8, 13):
             check_causal(block, x.detach(), cut)
+        block.mixer.A_log.fill_(-2.0)  # slow decays (A = e^-2), so token 0 still counts 12 steps later
+        check_remembers_beyond_the_conv_window(block, x.detach())
 
 
 def test_kimi_gradcheck_float64() -> None:
