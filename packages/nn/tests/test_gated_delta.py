@@ -322,20 +322,11 @@ def test_continuing_from_a_final_state_equals_the_full_sequence(split: int, rule
     tt = as_tp(rule_inputs(2, 50, 2, 8, 4, seed=5, state=False))
     fn = chunk_gated_delta_rule if rule == "chunk" else recurrent_gated_delta_rule
     kw = {"chunk_size": 16} if rule == "chunk" else {}
+    kw.update(output_final_state=True, use_qk_l2norm_in_kernel=True)
     names = ("q", "k", "v", "g", "beta")
-    full, full_state = fn(
-        *(tt[n] for n in names), output_final_state=True, use_qk_l2norm_in_kernel=True, **kw
-    )
-    first, mid = fn(
-        *(tt[n][:, :split] for n in names), output_final_state=True, use_qk_l2norm_in_kernel=True, **kw
-    )
-    second, end = fn(
-        *(tt[n][:, split:] for n in names),
-        initial_state=mid,
-        output_final_state=True,
-        use_qk_l2norm_in_kernel=True,
-        **kw,
-    )
+    full, full_state = fn(*(tt[n] for n in names), **kw)
+    first, mid = fn(*(tt[n][:, :split] for n in names), **kw)
+    second, end = fn(*(tt[n][:, split:] for n in names), initial_state=mid, **kw)
     np.testing.assert_allclose(np.concatenate([first.numpy(), second.numpy()], 1), full.numpy(), atol=1e-5)
     np.testing.assert_allclose(end.numpy(), full_state.numpy(), atol=1e-5)
 
@@ -358,14 +349,10 @@ def test_rule_dtypes_state_flag_empty_and_noncontiguous_inputs() -> None:
     # T = 0: an empty output, and the state passes through.
     empty = {n: x[:, :0] for n, x in t.items() if n != "s0"}
     for fn in (chunk_gated_delta_rule, recurrent_gated_delta_rule):
+        out0, s0 = fn(*(empty[n] for n in ("q", "k", "v", "g", "beta")), output_final_state=True)
+        assert tuple(s0.shape) == (1, 2, 4, 3) and float(s0.abs().max()) == 0.0  # zeros when none given
         out0, s0 = fn(
-            empty["q"],
-            empty["k"],
-            empty["v"],
-            empty["g"],
-            empty["beta"],
-            initial_state=t["s0"],
-            output_final_state=True,
+            *(empty[n] for n in ("q", "k", "v", "g", "beta")), initial_state=t["s0"], output_final_state=True
         )
         assert tuple(out0.shape) == (1, 0, 2, 3)
         np.testing.assert_allclose(s0.numpy(), a["s0"], atol=0)
@@ -474,16 +461,8 @@ def np_gated_delta_net(m: GatedDeltaNet, x: np.ndarray) -> np.ndarray:
 
 
 def make_gdn(**kw) -> GatedDeltaNet:
-    args = {
-        "hidden_size": 24,
-        "num_v_heads": 4,
-        "num_k_heads": 2,
-        "head_k_dim": 8,
-        "head_v_dim": 6,
-        "chunk_size": 8,
-    }
-    args.update(kw)
-    m = GatedDeltaNet(**args)
+    args = dict(hidden_size=24, num_v_heads=4, num_k_heads=2, head_k_dim=8, head_v_dim=6, chunk_size=8)
+    m = GatedDeltaNet(**{**args, **kw})
     randomize_convs(m)
     return m
 
@@ -501,22 +480,10 @@ def test_gated_delta_net_attributes_parameters_and_init() -> None:
     np.testing.assert_array_equal(m.dt_bias.detach().numpy(), np.ones(6))
     a = np.exp(m.A_log.detach().numpy())
     assert a.shape == (6,) and a.min() >= 0.01 - 1e-6 and a.max() <= 16.0 + 1e-4
-    assert (
-        isinstance(m.norm, GatedRMSNorm)
-        and m.norm.activation == "silu"
-        and tuple(m.norm.weight.shape) == (8,)
-    )
+    assert isinstance(m.norm, GatedRMSNorm) and m.norm.activation == "silu" and m.norm.dim == 8
     assert tuple(m.out_proj.weight.shape) == (32, 48) and m.out_proj.bias is None
-    names = {n for n, _ in m.named_parameters()}
-    assert names == {
-        "in_proj_qkvz.weight",
-        "in_proj_ba.weight",
-        "conv1d_weight",
-        "dt_bias",
-        "A_log",
-        "norm.weight",
-        "out_proj.weight",
-    }
+    names = "in_proj_qkvz.weight in_proj_ba.weight conv1d_weight dt_bias A_log norm.weight out_proj.weight"
+    assert {n for n, _ in m.named_parameters()} == set(names.split())
     m2 = GatedDeltaNet(
         16, 2, 2, 4, head_v_dim=3, conv_kernel_size=2, rms_norm_eps=1e-5, chunk_size=16, dtype=tp.float64
     )

@@ -185,9 +185,8 @@ def np_kimi(m: KimiDeltaAttention, x: np.ndarray) -> np.ndarray:
 
 
 def make_kda(**kw) -> KimiDeltaAttention:
-    args = {"hidden_size": 24, "num_heads": 3, "head_dim": 8, "chunk_size": 8}
-    args.update(kw)
-    m = KimiDeltaAttention(**args)
+    args = dict(hidden_size=24, num_heads=3, head_dim=8, chunk_size=8)
+    m = KimiDeltaAttention(**{**args, **kw})
     randomize_convs(m)
     return m
 
