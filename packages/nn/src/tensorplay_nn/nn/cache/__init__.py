@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .base import Cache, KeyValue
 from .dynamic import DynamicCache
+from .linear_state import LinearStateCache
 from .sliding_window import SlidingWindowCache
 from .static import StaticCache
 
-__all__ = ["Cache", "DynamicCache", "KeyValue", "SlidingWindowCache", "StaticCache"]
+__all__ = ["Cache", "DynamicCache", "KeyValue", "LinearStateCache", "SlidingWindowCache", "StaticCache"]

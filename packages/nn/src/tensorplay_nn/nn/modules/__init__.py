@@ -21,7 +21,9 @@ from . import (
     dropout,
     flatten,
     fold,
+    gated_delta,
     instancenorm,
+    kimi_delta,
     latent_attention,
     linear,
     loss,
@@ -49,7 +51,9 @@ from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
 from .fold import *  # noqa: F403
+from .gated_delta import *  # noqa: F403
 from .instancenorm import *  # noqa: F403
+from .kimi_delta import *  # noqa: F403
 from .latent_attention import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
@@ -79,7 +83,9 @@ __all__ += distance.__all__
 __all__ += dropout.__all__
 __all__ += flatten.__all__
 __all__ += fold.__all__
+__all__ += gated_delta.__all__
 __all__ += instancenorm.__all__
+__all__ += kimi_delta.__all__
 __all__ += latent_attention.__all__
 __all__ += linear.__all__
 __all__ += loss.__all__
