@@ -14,6 +14,7 @@ from . import (
     batchnorm,
     causal_attention,
     channelshuffle,
+    compressed_attention,
     container,
     conv,
     distance,
@@ -40,6 +41,7 @@ from .activation import *  # noqa: F403
 from .batchnorm import *  # noqa: F403
 from .causal_attention import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403
+from .compressed_attention import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
@@ -68,6 +70,7 @@ __all__ += activation.__all__
 __all__ += batchnorm.__all__
 __all__ += causal_attention.__all__
 __all__ += channelshuffle.__all__
+__all__ += compressed_attention.__all__
 __all__ += container.__all__
 __all__ += conv.__all__
 __all__ += distance.__all__
