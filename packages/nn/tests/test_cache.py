@@ -185,3 +185,21 @@ def test_sliding_window_rejects_a_non_positive_window(bad: int) -> None:
         ValueError, match=rf"SlidingWindowCache: window_size must be a positive int, got {bad}"
     ):
         SlidingWindowCache(bad)
+
+
+def test_sliding_window_keeps_one_copy_when_key_is_value() -> None:
+    cache = SlidingWindowCache(3)
+    rng = np.random.default_rng(0)
+    chunks = [rng.standard_normal((1, 1, t, 2)).astype(np.float32) for t in (2, 1, 2)]
+    for c in chunks:
+        x = tp.tensor(c)
+        k, v = cache.update(x, x)
+        assert k is v and cache.key_cache[0] is cache.value_cache[0]
+    np.testing.assert_allclose(cache.key_cache[0].numpy(), np.concatenate(chunks, 2)[:, :, -3:])
+    # different tensors for key and value keep two
+    other = SlidingWindowCache(3)
+    x, y = tp.tensor(chunks[0]), tp.tensor(chunks[0] * 2)
+    other.update(x, y)
+    k, v = other.update(x, y)
+    assert k is not v
+    np.testing.assert_allclose(v.numpy(), 2 * k.numpy())

@@ -305,6 +305,22 @@ static std::vector<Tensor> unbind(const Tensor &self, int64_t dim) {
   return out;
 }
 
+// Point `self` at `source`'s storage and geometry (PyTorch's set_(Tensor source)). The two share memory from now
+// on, but `self` is not recorded as a view of `source` (as in PyTorch: `p.data = t` must leave p a leaf), and it
+// keeps its own version counter, bumped, since every value it showed may have changed.
+static Tensor set_source(const Tensor &self, const Tensor &source) {
+  TP_CHECK(self.dtype() == source.dtype(), Runtime, "set_: could not set a tensor of dtype ",
+           scalar_type_name(self.dtype()), " to a tensor of dtype ", scalar_type_name(source.dtype()));
+  TP_CHECK(self.device() == source.device(), Runtime, "set_: the source is on ", device_str(source.device()),
+           " but the tensor is on ", device_str(self.device()));
+  TensorImpl *impl = self.impl();
+  impl->storage = source->storage;
+  impl->view_base = Ref<TensorImpl>();
+  impl->set_geometry(source.sizes(), source.strides(), source.storage_offset());
+  self.bump_version();
+  return self;
+}
+
 // A new tensor object over the same data, outside any autograd graph (tpx gives it requires_grad=False).
 static Tensor alias(const Tensor &self) { return make_view(self, self.sizes(), self.strides(), self.storage_offset()); }
 
@@ -324,6 +340,7 @@ TP_LIBRARY(view) {
   lib.def("unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)");
   lib.def("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)");
   lib.def("alias(Tensor(a) self) -> Tensor(a)");
+  lib.def("set_.source_Tensor(Tensor(a!) self, Tensor(b) source) -> Tensor(a!)");
   lib.def("split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[]");
   lib.def("split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[]");
   lib.def("unbind.int(Tensor(a) self, int dim=0) -> Tensor[]");
@@ -342,6 +359,7 @@ TP_LIBRARY(view) {
   TP_IMPL(lib, "unfold", AnyBackend, unfold);
   TP_IMPL(lib, "diagonal", AnyBackend, diagonal);
   TP_IMPL(lib, "alias", AnyBackend, alias);
+  TP_IMPL(lib, "set_.source_Tensor", AnyBackend, set_source);
   TP_IMPL(lib, "split_with_sizes", AnyBackend, split_with_sizes);
   TP_IMPL(lib, "split.Tensor", Composite, split);  // sizes, then split_with_sizes: one recorded node
   TP_IMPL(lib, "unbind.int", AnyBackend, unbind);

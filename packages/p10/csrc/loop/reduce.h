@@ -121,7 +121,9 @@ void reduce_outer(const ReducePlan &p, Acc init, const Step &step, const Merge &
   const T *base = static_cast<const T *>(p.src.data_ptr());
   constexpr int64_t kTile = 1024;  // columns per task: the partial buffer stays in L1
   const int64_t tiles = (cols + kTile - 1) / kTile;
-  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n * kTile, 1));
+  // A task's work is n rows of its tile's real width (narrow outputs have tiles far below kTile wide).
+  const int64_t work = n * std::min(kTile, cols);
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(work, 1));
   parallel_for(0, groups * tiles, grain, [&](int64_t b, int64_t e) {
     Acc part[kTile];
     for (int64_t task = b; task < e; ++task) {

@@ -24,6 +24,7 @@ from . import _C, _autograd_hooks, ops
 from . import _dtype as D
 from ._device import device as Device
 from ._shape import Size, chunk, flatten, movedim, split, unbind, unflatten
+from .library import exclude_keys
 
 _op = _C._op
 
@@ -225,6 +226,31 @@ class Tensor(_C.TensorBase):
         """A tensor sharing this one's data, cut out of the autograd graph."""
         eng = _autograd_hooks.engine()
         return eng.detach(self) if eng is not None else _op("alias")(self)
+
+    @property
+    def data(self) -> Tensor:
+        """This tensor's values outside autograd: a tensor sharing its memory, like :meth:`detach`.
+
+        Unlike PyTorch's ``.data`` it shares the version counter, so an in-place write through it into a
+        tensor saved for backward is caught by the version check instead of silently giving a wrong
+        gradient. Assigning ``t.data = other`` makes ``t`` share ``other``'s memory and shape (``set_``),
+        outside autograd.
+
+        Example:
+            >>> import tensorplay_p10 as tp
+            >>> w = tp.zeros(2)
+            >>> w.data = tp.ones(3)
+            >>> w.tolist()
+            [1.0, 1.0, 1.0]
+        """
+        return self.detach()
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+        with exclude_keys("Autograd"):
+            _op("set_")(self, value)
 
     def detach_(self) -> Tensor:
         """Cut this tensor out of the autograd graph, in place (it becomes a leaf)."""

@@ -56,12 +56,15 @@ class SlidingWindowCache(Cache):
         else:
             check_continues("SlidingWindowCache", old_k, key, "keys", layer_idx)
             check_continues("SlidingWindowCache", self.value_cache[layer_idx], value, "values", layer_idx)
+            # A mixer that keys and values with one tensor (CompressedSparseAttention) keeps one copy of it.
+            shared = value is key and self.value_cache[layer_idx] is old_k
             k = tp.cat([old_k, key], 2)
-            v = tp.cat([self.value_cache[layer_idx], value], 2)
+            v = k if shared else tp.cat([self.value_cache[layer_idx], value], 2)
             pos = tp.cat([self.positions[layer_idx], new_pos], 1)
             drop = int(k.shape[2]) - self.window_size
             if drop > 0:
-                k, v, pos = k[:, :, drop:], v[:, :, drop:], pos[:, drop:]
+                k, pos = k[:, :, drop:], pos[:, drop:]
+                v = k if shared else v[:, :, drop:]
         self.key_cache[layer_idx], self.value_cache[layer_idx], self.positions[layer_idx] = k, v, pos
         self._seen[layer_idx] = seen + t
         return k, v
