@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tensorplay_p10 as tp
 from tensorplay_p10 import Tensor
-from tensorplay_tpx.autograd.grad_mode import is_grad_enabled, no_grad
+from tensorplay_tpx.autograd.grad_mode import no_grad
 
 from .. import functional as F
 from ..parameter import Parameter
@@ -21,20 +21,6 @@ from .normalization import RMSNorm
 from .rotary import RotaryEmbedding, _rotate
 
 __all__: list[str] = []  # private parts; compressed_attention.py re-exports them
-
-
-def _cat(tensors: list[Tensor], dim: int) -> Tensor:
-    """`tp.cat`, with correct gradients when only some pieces need one.
-
-    Note [cat with constant pieces]: the recorded backward of `cat` is not told the sizes of pieces that need
-    no gradient, so it hands every later piece a slice of the gradient shifted by them (tensorplay_tpx
-    autograd/formulas/shape.py, `_cat`). Here such pieces (the first window's empty slots, a cached window or
-    tail read back from a no-grad call) are given a gradient slot of their own, a throw-away leaf, which keeps
-    the slices right.
-    """
-    if is_grad_enabled() and any(t.requires_grad for t in tensors):
-        tensors = [t if t.requires_grad else t.detach().requires_grad_(True) for t in tensors]
-    return tp.cat(tensors, dim)
 
 
 def _part(x: Tensor, dim: int, start: int, stop: int) -> Tensor:
@@ -128,8 +114,8 @@ class _WindowCompressor(Module):
         m, d = self.compress_rate, self.head_dim
         kv, gate = self.kv_proj(hidden_states), self.gate_proj(hidden_states)
         if state.get("tail_kv") is not None:  # continue the window the last call left open
-            kv = _cat([state["tail_kv"], kv], 1)
-            gate = _cat([state["tail_gate"], gate], 1)
+            kv = tp.cat([state["tail_kv"], kv], 1)
+            gate = tp.cat([state["tail_gate"], gate], 1)
             base = int(state["tail_start"])
         else:
             base = int(seq_start)
@@ -151,8 +137,8 @@ class _WindowCompressor(Module):
         else:  # the sequence's first window: empty slots that the softmax weighs 0
             first_kv = tp.zeros(b, 1, m, d, dtype=kv.dtype, device=kv.device)
             first_gate = tp.full((b, 1, m, d), float("-inf"), dtype=gate.dtype, device=gate.device)
-        slots_kv = _cat([_cat([first_kv, ahead_kv[:, :-1]], 1), own_kv], 2)  # [B, n, 2m, D]
-        slots_gate = _cat([_cat([first_gate, ahead_gate[:, :-1]], 1), own_gate], 2)
+        slots_kv = tp.cat([tp.cat([first_kv, ahead_kv[:, :-1]], 1), own_kv], 2)  # [B, n, 2m, D]
+        slots_gate = tp.cat([tp.cat([first_gate, ahead_gate[:, :-1]], 1), own_gate], 2)
         # Slots last ([B, n, D, 2m]): the softmax and the sum run along contiguous rows.
         weights = _upcast(slots_gate).transpose(2, 3).softmax(-1)
         pooled = (_upcast(slots_kv).transpose(2, 3) * weights).sum(-1).to(kv.dtype)
@@ -163,7 +149,7 @@ class _WindowCompressor(Module):
         entries = _rotate(entries.unsqueeze(1), cos, sin, rope.interleaved).squeeze(1)
         entry_end = starts + (m - 1)
         if state.get("entries") is not None:
-            entries = _cat([state["entries"], entries], 1)
+            entries = tp.cat([state["entries"], entries], 1)
             entry_end = tp.cat([state["entry_end"], entry_end])
         new_state.update(
             overlap_kv=ahead_kv[:, -1], overlap_gate=ahead_gate[:, -1], entries=entries, entry_end=entry_end

@@ -16,7 +16,7 @@ from tensorplay_p10 import Tensor
 
 from ..cache import Cache, SlidingWindowCache
 from ..parameter import Parameter
-from ._compressed_parts import _block_bias, _cat, _LightningIndexer, _part, _upcast, _WindowCompressor
+from ._compressed_parts import _block_bias, _LightningIndexer, _part, _upcast, _WindowCompressor
 from .linear import Linear
 from .module import Module
 from .normalization import RMSNorm
@@ -210,7 +210,7 @@ class CompressedSparseAttention(Module):
         keys, _ = cache.update(kv, kv, i)
         if held is not None and int(keys.shape[2]) < int(held.shape[2]) + t:
             new_pos = tp.arange(offset, offset + t, dtype=tp.int64, device=kv.device).expand(b, t)
-            return _cat([held, kv], 2), tp.cat([held_pos, new_pos], 1)
+            return tp.cat([held, kv], 2), tp.cat([held_pos, new_pos], 1)
         positions = getattr(cache, "positions", None)
         if positions is not None and i < len(positions) and positions[i] is not None:
             return keys, positions[i]
@@ -267,11 +267,11 @@ class CompressedSparseAttention(Module):
             kv, bias = _part(keys, 2, j0, j1), tp.where(visible, zero, float("-inf"))
             ne = int((entry_end <= last).sum()) if n_entries else 0
             if ne:
-                kv = _cat([kv, _part(entries, 1, 0, ne).unsqueeze(1)], 2)
+                kv = tp.cat([kv, _part(entries, 1, 0, ne).unsqueeze(1)], 2)
                 eb = _part(_part(entry_bias, 2, i0, i1), 3, 0, ne).to(q.dtype)
                 bias = tp.cat([bias, eb], -1)
             logits = tp.matmul(qb, kv.transpose(-1, -2)) * self.scaling + bias  # [B, H, tb, s (+ ne)]
-            logits = _cat([logits, sink.expand(b, h, i1 - i0, 1)], -1)  # the sink's column, last
+            logits = tp.cat([logits, sink.expand(b, h, i1 - i0, 1)], -1)  # the sink's column, last
             weights = _upcast(logits).softmax(-1).to(q.dtype)
             blocks.append(tp.matmul(weights[..., :-1], kv))
         return blocks[0] if len(blocks) == 1 else tp.cat(blocks, 2)
