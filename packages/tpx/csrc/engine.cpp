@@ -115,12 +115,13 @@ void run_pre_hooks(Node &n, std::vector<TensorRef> &in) {
       }
     }
   }
-  for (auto &[slot, weak] : n.retained) {
-    if (std::shared_ptr<TensorRef> dst = weak.lock(); dst && in[slot]) {
-      static const TP_Op *clone = find_op("clone");
-      *dst = *dst ? accumulate(*dst, in[slot]) : call1(clone, {tv(in[slot])});
+  if (n.py)
+    for (auto &[slot, weak] : n.py->retained) {
+      if (std::shared_ptr<TensorRef> dst = weak.lock(); dst && in[slot]) {
+        static const TP_Op *clone = find_op("clone");
+        *dst = *dst ? accumulate(*dst, in[slot]) : call1(clone, {tv(in[slot])});
+      }
     }
-  }
   if (n.py && !n.py->pre_hooks.empty()) {
     nb::gil_scoped_acquire gil;
     for (const nb::object &h : n.py->pre_hooks) {
@@ -251,10 +252,10 @@ std::vector<TensorRef> run_backward(BackwardRequest &req) {
       out = n->apply(std::move(in));
       if (anomaly_enabled && anomaly_check_nan) check_anomaly(*n, out);
     } catch (...) {
-      if (anomaly_enabled && !n->forward_trace.empty()) {
+      if (anomaly_enabled && n->py && !n->py->forward_trace.empty()) {
         nb::gil_scoped_acquire gil;
         std::string w = "Error detected in " + n->name() + ". Traceback of forward call that caused the error:\n" +
-                        n->forward_trace;
+                        n->py->forward_trace;
         if (PyErr_WarnEx(PyExc_RuntimeWarning, w.c_str(), 1) != 0) PyErr_Clear();
       }
       throw;

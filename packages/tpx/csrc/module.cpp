@@ -73,7 +73,7 @@ void retain_grad(nb::handle h) {
   if (!fn) return;  // a leaf keeps its grad anyway
   AutogradMeta &m = meta_for(t);
   if (!m.retained_grad) m.retained_grad = std::make_shared<TensorRef>();
-  fn->retained[m.output_nr] = m.retained_grad;
+  fn->pystate().retained[m.output_nr] = m.retained_grad;
 }
 bool retains_grad(nb::handle h) {
   AutogradMeta *m = meta_of(unwrap(h));
@@ -222,7 +222,7 @@ NB_MODULE(_C, m) {
         if (n.py) { erase_identical(n.py->post_hooks, fn) || erase_identical(n.py->pre_hooks, fn); }
       })
       .def("_saved_tensors", [](Node &n) { return saved_tensors(n); })
-      .def("_forward_trace", [](Node &n) { return n.forward_trace; })
+      .def("_forward_trace", [](Node &n) { return n.py ? n.py->forward_trace : std::string(); })
       .def("__repr__", [](Node &n) { return "<" + n.name() + " object>"; });
 
   m.def("_abi_info", [] { return nb::make_tuple(api->abi_major, api->abi_minor, api->struct_size); });

@@ -61,7 +61,7 @@ std::vector<SavedHooks> &saved_hooks_stack() {
 
 // Python objects must be released with the GIL held.
 struct GilDeleter {
-  void operator()(nb::object *o) const {
+  void operator()(SavedVariable::Packed *o) const {
     if (Py_IsInitialized()) {
       nb::gil_scoped_acquire gil;
       delete o;
@@ -86,8 +86,8 @@ void pack_saved(SavedVariable &sv) {
     throw;
   }
   stack.swap(outer);
-  sv.packed = std::shared_ptr<nb::object>(new nb::object(std::move(packed)), GilDeleter());
-  sv.unpack_hook = std::shared_ptr<nb::object>(new nb::object(h.unpack), GilDeleter());
+  sv.packed = std::shared_ptr<SavedVariable::Packed>(new SavedVariable::Packed{std::move(packed), h.unpack},
+                                                     GilDeleter());
   sv.data = TensorRef();
 }
 
@@ -113,7 +113,7 @@ TensorRef Node::unpack(const SavedVariable &sv) {
   if (!sv.defined()) return TensorRef();
   if (sv.packed) {  // saved_tensors_hooks: the user's unpack gives the tensor back (no version check possible)
     nb::gil_scoped_acquire gil;
-    nb::object r = (*sv.unpack_hook)(*sv.packed);
+    nb::object r = sv.packed->unpack(sv.packed->value);
     return from_python(r);
   }
   int64_t now = sv.data.version();

@@ -64,7 +64,10 @@ struct SavedVariable {
   bool is_output = false;
   uint32_t output_nr = 0;
   // saved_tensors_hooks: what pack() returned, and the unpack() to call on it (then `data` stays empty).
-  std::shared_ptr<nb::object> packed, unpack_hook;
+  struct Packed {
+    nb::object value, unpack;
+  };
+  std::shared_ptr<Packed> packed;
   bool defined() const { return data.defined() || packed; }
 };
 
@@ -76,13 +79,18 @@ std::vector<SavedHooks> &saved_hooks_stack();
 // Apply the innermost pack hook to a tensor being saved (no-op without hooks).
 void pack_saved(SavedVariable &sv);
 
-// Python-side hooks and metadata of a node, allocated only when used.
+// Python-side hooks and metadata of a node, and its rarely used extras, allocated only when used (a node of
+// an ordinary op stays small: Note [Recording allocations] in record.cpp).
 struct NodePyState {
   std::vector<nb::object> pre_hooks;                        // fn(grad_outputs) -> new grad_outputs or None
   std::vector<nb::object> post_hooks;                       // fn(grad_inputs, grad_outputs) -> new or None
   std::map<uint32_t, std::vector<nb::object>> tensor_hooks; // per input slot: a tensor's register_hook
   nb::object metadata;                                      // the dict behind grad_fn.metadata
   nb::object ctx, backward;                                 // a custom Function's ctx and backward
+  // Retained gradients of non-leaf outputs (Tensor.retain_grad): slot -> where to store it. Weak, so the
+  // tensor's own meta owns the slot and no cycle forms.
+  std::map<uint32_t, std::weak_ptr<TensorRef>> retained;
+  std::string forward_trace;  // anomaly mode: where the forward call happened
 };
 
 struct Node : std::enable_shared_from_this<Node> {
@@ -105,12 +113,8 @@ struct Node : std::enable_shared_from_this<Node> {
   SmallVector<InputMeta, 1> input_meta;
   SmallVector<SavedVariable, 2> saved;  // in the base class for Note [Iterative graph teardown]
   bool released = false;
-  // Retained gradients of non-leaf outputs (Tensor.retain_grad): slot -> where to store it. Weak, so the
-  // tensor's own meta owns the slot and no cycle forms.
-  std::map<uint32_t, std::weak_ptr<TensorRef>> retained;
   std::unique_ptr<NodePyState> py;
   NodePyState &pystate();
-  std::string forward_trace;  // anomaly mode: where the forward call happened
 
   static std::atomic<uint64_t> next_seq;
 };

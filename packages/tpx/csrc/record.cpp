@@ -12,7 +12,9 @@
 //   list it builds — the call's tensors and their versions, the edges, the stored arguments, the outputs and
 //   their shapes — is a SmallVector (small_vector.h) sized for the common case, so recording `a + b` costs the
 //   node, the output's autograd meta and nothing else on the heap (it cost 21 allocations before; PyTorch's
-//   costs 9). Measured in benchmarks/autograd.py ("record a + b").
+//   costs 9). The node itself stays under 1 KiB, so glibc serves it from its per-thread cache (blocks up to
+//   1032 bytes) rather than the slower bins: rarely used parts (retained grads, anomaly traces, hooks) live
+//   in the lazily made NodePyState. Measured in benchmarks/autograd.py ("record a + b").
 #include "record.h"
 #include "pyconv.h"
 
@@ -32,9 +34,12 @@ namespace {
 // A non-tensor argument kept for backward, owning its list/string storage.
 struct StoredArg {
   int tag = TP_VALUE_NONE;
-  int64_t i = 0;
-  double d = 0, im = 0;  // DOUBLE: d; COMPLEX: d + im i
-  SmallVector<int64_t, 4> ints;
+  union {
+    int64_t i = 0;  // INT, BOOL, DTYPE, DEVICE
+    double d;       // DOUBLE, and COMPLEX's real part
+  };
+  double im = 0;  // COMPLEX: d + im i
+  SmallVector<int64_t, 3> ints;
   std::string s;
   SmallVector<int, 1> saved_index;  // TENSOR / TENSOR_LIST: indices into Node::saved (-1: not saved)
 };
@@ -116,6 +121,9 @@ struct FormulaNode : Node {
     return tensors_from_python(f->backward(py_args, py_results, py_grads, nb::tuple(needs), metas, edge_counts));
   }
 };
+
+static_assert(sizeof(FormulaNode) <= 1008, "Note [Recording allocations]: keep a FormulaNode (with make_shared's "
+                                           "control block) within glibc's per-thread cache");
 
 // Ops with no formula: the gradient is refused when someone asks for it (not at forward time, as in PyTorch).
 struct NotImplementedNode : Node {
@@ -319,7 +327,11 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
     } else {
       node->result_index.assign(results.size(), -1);  // inline (small_vector.h): no allocation
     }
-    if (anomaly_enabled) node->forward_trace = python_stack();
+    if (anomaly_enabled) {
+      std::string trace = python_stack();
+      nb::gil_scoped_acquire gil;  // NodePyState holds Python objects
+      node->pystate().forward_trace = std::move(trace);
+    }
     if (forward) propagate_tangents(f, args, nargs, in.tensors, old_self.get(), results);
   });
 }
