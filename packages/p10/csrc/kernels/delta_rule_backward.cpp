@@ -200,8 +200,9 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> delta_rule_bac
       }
     });
   }
-  return {cast_back(dq, query.dtype()), cast_back(dk, key.dtype()),     cast_back(dv, value.dtype()),
-          cast_back(dg, g.dtype()),     cast_back(dbeta, beta.dtype()), ds0.defined() ? cast_back(ds0, initial_state->dtype()) : ds0};
+  if (ds0.defined()) ds0 = cast_back(ds0, initial_state->dtype());
+  return {cast_back(dq, query.dtype()), cast_back(dk, key.dtype()), cast_back(dv, value.dtype()),
+          cast_back(dg, g.dtype()), cast_back(dbeta, beta.dtype()), ds0};
 }
 
 TP_LIBRARY(delta_rule_backward) {
