@@ -10,11 +10,12 @@ What runs on the GPU today: tensors on ``cuda:N`` (``.to("cuda")``, ``.cuda()``,
 broadcasting and type promotion, and ``sum``. Other ops raise NotImplementedError naming the op and the CUDA
 key (``tp.ops.list()`` shows which ops have CUDA kernels). ``docs/cuda.md`` walks the whole path.
 
-Example (on a machine with a GPU):
-    >>> import tensorplay as tp
-    >>> if tp.cuda.is_available():
-    ...     x = tp.arange(6.0).cuda()
-    ...     print((x * 2 + 1).sum().item())
+Example (the last two lines need a GPU):
+    >>> import tensorplay_p10 as tp
+    >>> isinstance(tp.cuda.is_available(), bool)
+    True
+    >>> x = tp.arange(6.0).cuda()  # doctest: +SKIP
+    >>> (x * 2 + 1).sum().item()  # doctest: +SKIP
     36.0
 """
 
