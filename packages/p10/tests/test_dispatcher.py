@@ -119,7 +119,7 @@ def test_ops_table():
     entries = {d["name"]: d for d in tp.ops.list()}
     assert {"add", "add_", "add.out", "view", "empty", "uniform_"} <= set(entries)
     # tpx (when imported in the same process) adds an Autograd kernel
-    assert set(entries["add"]["kernels"]) - {"Autograd"} == {"CPU", "Meta"}
+    assert set(entries["add"]["kernels"]) - {"Autograd"} == {"CPU", "CUDA", "Meta"}
     assert entries["view"]["kernels"].keys() - {"Autograd"} == {"AnyBackend"}
     assert "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor" == entries["add"]["schema"]
     assert "add" in tp.ops.table()

@@ -17,6 +17,9 @@ MODULES = [
     "random",
     "return_types",
     "__init__",
+    "cuda",
+    "cuda._device",
+    "cuda._loader",
 ]
 
 

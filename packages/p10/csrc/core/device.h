@@ -35,4 +35,11 @@ inline std::string device_str(Device d) {
   return s;
 }
 
+// `cuda` with no index means the current CUDA device; tensors are made on, and report, `cuda:<current>`.
+// Defined by the CUDA backend (cuda/memory.cpp); raises when CUDA is unavailable or the index is bad.
+Device resolve_cuda_device(Device d);
+inline Device canonical_device(Device d) {
+  return d.type == DeviceType::CUDA && d.index < 0 ? resolve_cuda_device(d) : d;
+}
+
 }  // namespace tp::p10

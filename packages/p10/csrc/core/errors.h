@@ -4,9 +4,12 @@
 // (python/module.cpp) maps each kind to a Python exception type, and the C ABI (abi/abi_table.cpp) turns it
 // into a return code plus a message (Note [ABI errors] in tp_abi.h). Nothing in P10 may abort on user input.
 #pragma once
+#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "tensorplay/tp_abi.h"
 
@@ -20,19 +23,43 @@ struct Error : std::runtime_error {
   Error(ErrorKind k, const std::string &msg) : std::runtime_error(msg), kind(k) {}
 };
 
+// Note [Messages without iostream numbers]
+//   Numbers in messages are formatted with std::to_string / snprintf("%g") (what `os << x` prints), not with an
+//   ostream. An ostream formats numbers through the global locale's numpunct facet, and on the lent H200 a
+//   pytest process that had loaded the CUDA driver crashed (SIGSEGV) in exactly the error paths whose message
+//   held a number, while string-only messages were fine; standalone scripts did not crash. Plain C formatting
+//   takes no C++ locale and so cannot hit that.
 namespace detail {
-inline void append(std::ostringstream &) {}
-template <typename T, typename... Rest> void append(std::ostringstream &os, const T &x, const Rest &...rest) {
-  os << x;
-  append(os, rest...);
+inline void append(std::string &) {}
+template <typename T, typename... Rest> void append(std::string &s, const T &x, const Rest &...rest) {
+  if constexpr (std::is_same_v<T, bool>) {
+    s += x ? "1" : "0";  // as an ostream prints it
+  } else if constexpr (std::is_same_v<T, char>) {
+    s += x;
+  } else if constexpr (std::is_pointer_v<T> && std::is_convertible_v<T, const char *>) {
+    s += x ? x : "(null)";
+  } else if constexpr (std::is_integral_v<T>) {
+    s += std::to_string(x);
+  } else if constexpr (std::is_floating_point_v<T>) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", double(x));
+    s += buf;
+  } else if constexpr (std::is_convertible_v<const T &, std::string_view>) {
+    s += std::string_view(x);
+  } else {
+    std::ostringstream os;  // any other type with an operator<<
+    os << x;
+    s += os.str();
+  }
+  append(s, rest...);
 }
 }  // namespace detail
 
-// Build a message from pieces: tp_str("expected ", n, " dims").
+// Build a message from pieces: str_cat("expected ", n, " dims").
 template <typename... Args> std::string str_cat(const Args &...args) {
-  std::ostringstream os;
-  detail::append(os, args...);
-  return os.str();
+  std::string s;
+  detail::append(s, args...);
+  return s;
 }
 
 template <typename... Args> [[noreturn]] void fail(ErrorKind kind, const Args &...args) {

@@ -40,7 +40,7 @@ Ref<Storage> Storage::allocate(size_t nbytes, Device device) {
   TP_CHECK(a != nullptr, Runtime, "no allocator for device '", device_str(device),
            "': its backend is not available in this build");
   s->allocator = a;
-  s->data = a->allocate(nbytes);
+  s->data = a->allocate_on(nbytes, device);
   return s;
 }
 

@@ -20,6 +20,8 @@ struct ExternalDeleter {
 struct Allocator {
   virtual ~Allocator() = default;
   virtual void *allocate(size_t nbytes) = 0;
+  // For allocators of devices with an index (cuda:N): the memory must live on `device`.
+  virtual void *allocate_on(size_t nbytes, Device device) { (void)device; return allocate(nbytes); }
   virtual void deallocate(void *p, size_t nbytes) = 0;
 };
 

@@ -88,6 +88,7 @@ static Tensor new_tensor(Ref<Storage> storage, ScalarType dtype, Device device) 
 }
 
 Tensor empty_tensor(const Shape &sizes, ScalarType dtype, Device device) {
+  device = canonical_device(device);
   int64_t n = shape_numel(sizes);
   Tensor t = new_tensor(Storage::allocate(size_t(n) * element_size(dtype), device), dtype, device);
   t->set_geometry(sizes, contiguous_strides(sizes), 0);
@@ -97,6 +98,7 @@ Tensor empty_tensor(const Shape &sizes, ScalarType dtype, Device device) {
 Tensor empty_strided_tensor(const Shape &sizes, const Shape &strides, ScalarType dtype, Device device) {
   TP_CHECK(sizes.size() == strides.size(), Runtime, "empty_strided: sizes ", shape_str(sizes), " and strides ",
            shape_str(strides), " have different lengths");
+  device = canonical_device(device);
   int64_t extent = 1;  // 1 + the largest element offset the view can reach
   for (size_t d = 0; d < sizes.size(); ++d) {
     TP_CHECK(strides[d] >= 0, Runtime, "empty_strided: negative strides are not supported, got ",

@@ -113,7 +113,7 @@ static Tensor contiguous(const Tensor &self) {
 // .to(dtype=, device=, copy=): returns self when nothing changes and copy is False (PyTorch's aliasing rule).
 static Tensor to_impl(const Tensor &self, std::optional<ScalarType> dtype, std::optional<Device> device, bool copy) {
   ScalarType dt = dtype.value_or(self.dtype());
-  Device dev = device.value_or(self.device());
+  Device dev = canonical_device(device.value_or(self.device()));  // `cuda` means cuda:<current>
   if (dev.type == DeviceType::CPU) dev.index = -1;
   if (!copy && dt == self.dtype() && dev == self.device()) return self;
   Tensor out = empty_like_layout(self, dt, dev);
@@ -121,6 +121,8 @@ static Tensor to_impl(const Tensor &self, std::optional<ScalarType> dtype, std::
   TP_CHECK(!self.device().is_meta() || dev.is_meta(), NotImplemented,
            "Cannot copy out of meta tensor; no data! (to ", device_str(dev), ")");
   if (dev.is_meta()) return out;
+  // To another backend (cpu -> cuda): the dispatched copy_ reaches that backend's kernel, which moves the bytes.
+  if (dev.type != self.device().type) return call_op<Tensor>(TP_OP("copy_"), out, self, false);
   return copy_(out, self, false);
 }
 

@@ -19,6 +19,7 @@ void bind_tensor(nb::module_ &m);
 void bind_ops(nb::module_ &m);
 void bind_random(nb::module_ &m);
 void bind_dlpack(nb::module_ &m);
+void bind_cuda(nb::module_ &m);  // cuda/py_cuda.cpp
 const TP_Api *abi_table();
 }  // namespace tp::p10
 
@@ -55,6 +56,7 @@ NB_MODULE(_C, m) {
   bind_ops(m);
   bind_random(m);
   bind_dlpack(m);
+  bind_cuda(m);
 
   // dtypes are passed as their codes here; tensorplay_p10/_dtype.py wraps these.
   m.def("_promote_types", [](int a, int b) { return int(promote_types(ScalarType(a), ScalarType(b))); });

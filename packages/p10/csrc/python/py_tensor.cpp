@@ -105,6 +105,8 @@ Device device_from_object(nb::handle h) {
 static nb::object item(const Tensor &t) {
   TP_CHECK(t.numel() == 1, Runtime, "a Tensor with ", t.numel(), " elements cannot be converted to Scalar");
   TP_CHECK(!t.device().is_meta(), NotImplemented, "Tensor.item() cannot be called on meta tensors");
+  if (!t.device().is_cpu())  // a device tensor's element is read through a copy to the host
+    return item(call_op<Tensor>(TP_OP("to"), t, std::optional<ScalarType>(), std::optional<Device>(Device{}), false));
   nb::object r;
   TP_DISPATCH_ALL(t.dtype(), "item", [&]<typename T>() {
     T v = *t.data<T>();

@@ -25,7 +25,7 @@ _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "12")
 
 import scipy_openblas32 as _openblas  # noqa: E402,F401  loads libscipy_openblas.so before _C needs it
 
-from . import library, linalg, ops, random, return_types
+from . import cuda, library, linalg, ops, random, return_types
 from ._C import get_num_threads, set_num_threads
 from ._device import device
 from ._dtype import (
@@ -192,6 +192,7 @@ __all__ = [
     "einsum",
     "tensordot",
     "interpolate",
+    "cuda",
     "library",
     "linalg",
     "nonzero",

@@ -432,6 +432,22 @@ class Tensor(_C.TensorBase):
     def cpu(self) -> Tensor:
         return self.to("cpu")
 
+    def cuda(self, device: Any = None, non_blocking: bool = False) -> Tensor:
+        """A copy on a CUDA device (``device``: an index, ``"cuda:1"``; default the current one), or self."""
+        if device is None:
+            device = "cuda"
+        elif isinstance(device, builtins.int) and not isinstance(device, builtins.bool):
+            device = f"cuda:{device}"
+        if Device(device).type != "cuda":
+            raise ValueError(f"Invalid device, must be cuda device, got {device}")
+        return self.to(device)
+
+    def record_stream(self, stream: Any) -> None:
+        """Mark this CUDA tensor's memory as used by ``stream`` too (Note [Caching allocator])."""
+        from . import cuda
+
+        cuda._cu._record_stream(self, stream.cuda_stream)
+
     def float(self) -> Tensor:
         return self.to(D.float32)
 

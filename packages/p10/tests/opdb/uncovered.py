@@ -13,6 +13,8 @@ KNOWN_UNCOVERED: dict[str, str] = {
     "empty": "values are uninitialised; shape/dtype/device checked in test_factories.py",
     "empty_strided": "values are uninitialised; shape/stride checked in test_factories.py",
     "_set_gemm_blas": "switches between the BLAS and reference GEMM (tests, benchmarks): not a tensor op",
+    "pin_memory": "page-locked memory needs the CUDA driver: test_cuda_ops.py checks it on a GPU",
+    "is_pinned": "page-locked memory needs the CUDA driver: test_cuda_ops.py checks it on a GPU",
     "uniform_": _RANDOM,
     "normal_": _RANDOM,
     "random_": _RANDOM,

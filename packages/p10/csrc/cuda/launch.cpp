@@ -1,0 +1,105 @@
+// launch.cpp — the per-device module and function caches behind launch.h.
+#include "cuda/launch.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "core/errors.h"
+
+namespace tp::p10::cuda {
+
+namespace {
+struct Modules {
+  std::mutex mu;
+  ModuleProvider provider;
+  std::map<std::pair<int, std::string>, CUmodule> modules;                // (device, module)
+  std::map<std::tuple<int, std::string, std::string>, CUfunction> functions;  // (device, module, name)
+};
+Modules &modules() {
+  static Modules *m = new Modules();
+  return *m;
+}
+
+constexpr int CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+
+CUmodule load_module(int device, const std::string &name, ModuleProvider &provider) {
+  TP_CHECK(provider, Runtime, "CUDA kernels cannot be compiled: import tensorplay_p10.cuda first (it registers the "
+           "NVRTC compiler)");
+  const DeviceProperties &p = properties(device);
+  std::string image = provider(name, p.major, p.minor);
+  char log[4096] = {0};
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof(log) - 1))};
+  DeviceGuard g(device);
+  CUmodule mod = nullptr;
+  CUresult r = driver().cuModuleLoadDataEx(&mod, image.data(), 2, options, values);
+  TP_CHECK(r == CUDA_SUCCESS, Runtime, "loading the CUDA kernels of ", name, " on cuda:", device, " failed: ",
+           error_text(r), log[0] ? str_cat("\n", log) : std::string(),
+           r == 222 ? "\n(the driver is older than the NVRTC that made this PTX: install an NVRTC wheel no newer "
+                      "than the driver's CUDA version)"
+                    : "");
+  return mod;
+}
+}  // namespace
+
+void set_module_provider(ModuleProvider p) {
+  std::lock_guard<std::mutex> lock(modules().mu);
+  modules().provider = std::move(p);
+}
+
+CUfunction kernel(int device, const char *module, const std::string &name) {
+  Modules &m = modules();
+  std::unique_lock<std::mutex> lock(m.mu);
+  auto key = std::make_tuple(device, std::string(module), name);
+  auto it = m.functions.find(key);
+  if (it != m.functions.end()) return it->second;
+  auto mkey = std::make_pair(device, std::string(module));
+  auto mit = m.modules.find(mkey);
+  CUmodule mod;
+  if (mit != m.modules.end()) {
+    mod = mit->second;
+  } else {
+    ModuleProvider provider = m.provider;
+    lock.unlock();  // compiling can take seconds and calls into Python; never hold the lock across it
+    mod = load_module(device, module, provider);
+    lock.lock();
+    auto [pos, fresh] = m.modules.emplace(mkey, mod);
+    if (!fresh) {  // another thread loaded it meanwhile: keep theirs
+      driver().cuModuleUnload(mod);
+      mod = pos->second;
+    }
+  }
+  CUfunction f = nullptr;
+  CUresult r = driver().cuModuleGetFunction(&f, mod, name.c_str());
+  TP_CHECK(r == CUDA_SUCCESS, NotImplemented, "no CUDA kernel '", name, "' in ", module, " (", error_text(r),
+           "): this op does not support that dtype on CUDA yet");
+  m.functions.emplace(key, f);
+  return f;
+}
+
+void unload_modules() {
+  Modules &m = modules();
+  std::lock_guard<std::mutex> lock(m.mu);
+  for (auto &[key, mod] : m.modules) {
+    DeviceGuard g(key.first);
+    driver().cuModuleUnload(mod);
+  }
+  m.modules.clear();
+  m.functions.clear();
+}
+
+LaunchConfig elementwise_config(int device, int64_t n, int per_thread, unsigned block) {
+  const int64_t sms = properties(device).multi_processor_count;
+  const int64_t needed = (n + int64_t(block) * per_thread - 1) / (int64_t(block) * per_thread);
+  // 2048 resident threads per SM on recent GPUs: 8 blocks of 256 fill one; 4 waves hide the tail.
+  const int64_t cap = sms * (2048 / int64_t(block)) * 4;
+  LaunchConfig c;
+  c.block = block;
+  c.grid = unsigned(std::max<int64_t>(1, std::min(needed, cap)));
+  return c;
+}
+
+}  // namespace tp::p10::cuda

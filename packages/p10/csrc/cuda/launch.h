@@ -1,0 +1,37 @@
+// launch.h — finding a kernel of the package's .cu files on a device, and launching it.
+//
+// Where it sits: every CUDA op (ops_*.cpp) calls launch(). The first time a module (a .cu file) is needed on a
+// device, its binary comes from the module provider — tensorplay_p10/cuda/_compiler.py, registered at import,
+// which compiles the source with NVRTC for the device's architecture and caches the result on disk — and is
+// loaded with cuModuleLoadDataEx. Functions are then looked up once per (device, module, name) and kept.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "cuda/runtime.h"
+
+namespace tp::p10::cuda {
+
+// (module file name, e.g. "binary.cu", compute capability major, minor) -> CUBIN or PTX image.
+using ModuleProvider = std::function<std::string(const std::string &, int, int)>;
+void set_module_provider(ModuleProvider p);
+
+// The function `name` of `module` on `device`; RuntimeError naming both when it does not exist.
+CUfunction kernel(int device, const char *module, const std::string &name);
+void unload_modules();  // drop every loaded module (the next launch recompiles or re-reads the cache)
+
+struct LaunchConfig {
+  unsigned grid = 1, block = 256, shared_bytes = 0;
+};
+// Blocks for a grid-stride loop over n items, `per_thread` items per thread per step: enough to fill the
+// device a few times over, never more than the work needs.
+LaunchConfig elementwise_config(int device, int64_t n, int per_thread = 1, unsigned block = 256);
+
+// Launch on `stream`. Arguments are passed by value; their C++ types must match the kernel's parameters.
+template <typename... Args>
+void launch(CUfunction f, const LaunchConfig &c, Stream stream, Args... args) {
+  void *params[] = {static_cast<void *>(&args)..., nullptr};
+  TP_CU(cuLaunchKernel, f, c.grid, 1, 1, c.block, 1, 1, c.shared_bytes, stream.handle, params, nullptr);
+}
+
+}  // namespace tp::p10::cuda

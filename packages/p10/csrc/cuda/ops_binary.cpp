@@ -1,0 +1,153 @@
+// ops_binary.cpp — CUDA kernels for add, sub, mul and div (and their in-place and out= forms).
+//
+// Where it sits: the CUDA twin of kernels/binary.cpp. The arithmetic is in tensorplay_p10/cuda_kernels/
+// binary.cu; this file does what the CPU loop helper does before its loop: type promotion (result_type, the
+// CPU's own rules), broadcasting, the output's allocation and checks, and the choice of kernel form:
+//   contig (every operand contiguous, no broadcast), scalar (one operand a CPU number, as in `x * 2`: its value
+//   travels as a kernel argument), strided (anything else, Note [Kernel geometry]).
+#include "cuda/ops_common.h"
+#include "kernels/cast.h"
+#include "loop/tensor_iterator.h"
+
+namespace tp::p10::cuda {
+
+namespace {
+// A CPU 0-d tensor, in a CUDA op, is a number (PyTorch allows it): its value in the op's arithmetic type.
+template <typename A> A scalar_value(const Tensor &t) {
+  A v{};
+  TP_DISPATCH_ALL(t.dtype(), "scalar", [&]<typename S>() {
+    if constexpr (!is_complex_dtype<S>) v = cast_value<A>(*t.data<S>());
+  });
+  return v;
+}
+
+bool is_cpu_scalar(const Tensor &t) { return t.device().is_cpu() && t.dim() == 0; }
+
+struct BinarySpec {
+  const char *op;      // "add_", for messages
+  const char *kernel;  // "add" | "mul" | "div": the kernel family in binary.cu
+  bool inplace;
+  bool int_to_float;   // true division
+};
+
+Tensor binary(const BinarySpec &spec, const Tensor &a, const Tensor &b, const Scalar &alpha, Tensor out) {
+  const int dev = common_device(spec.op, {a, b, out}, true);
+  DeviceGuard guard(dev);
+  const Device device{DeviceType::CUDA, int8_t(dev)};
+  ScalarType common = result_type({a, b});
+  if (spec.int_to_float && !is_floating(common) && !is_complex(common)) common = default_dtype();
+  check_real(spec.op, common);
+  TP_CHECK(common != ScalarType::Bool, NotImplemented, spec.op, ": bool tensors have no CUDA kernel yet");
+  TP_CHECK(!(is_integral(common, true) && alpha.is_floating()), Runtime, spec.op,
+           ": For integral input tensors, argument alpha must not be a floating point number.");
+  Shape shape = broadcast_shapes(a.sizes(), b.sizes(), spec.op);
+  if (spec.inplace) {
+    TP_CHECK(shape == a.sizes(), Runtime, spec.op, ": output with shape ", shape_str(a.sizes()),
+             " doesn't match the broadcast shape ", shape_str(shape));
+    out = a;
+  }
+  if (out.defined()) {
+    TP_CHECK(out.sizes() == shape, Runtime, spec.op, ": out has shape ", shape_str(out.sizes()),
+             " but the result has shape ", shape_str(shape));
+    TP_CHECK(can_cast(common, out.dtype()), Runtime, spec.op, ": result type ", scalar_type_name(common),
+             " can't be cast to the desired output type ", scalar_type_name(out.dtype()));
+    TP_CHECK(out.device() == device, Runtime, spec.op, ": the result is on ", device_str(device),
+             " but the output tensor is on ", device_str(out.device()));
+    out.bump_version();
+  } else {
+    out = empty_tensor(shape, common, device);
+  }
+  if (out.numel() == 0) return out;
+  // Compute in the common dtype; an out= of another dtype gets a cast copy at the end.
+  Tensor res = out.dtype() == common ? out : empty_tensor(shape, common, device);
+  auto on_device = [&](const Tensor &t) {
+    return t.dtype() == common || is_cpu_scalar(t) ? t : contiguous_as(t, common);
+  };
+  Tensor x = on_device(a), y = on_device(b);
+  const Stream stream = stream_for(dev);
+  const int64_t n = res.numel();
+  TP_DISPATCH_REAL(common, spec.op, [&]<typename T>() {
+    using A = opmath_t<T>;  // the kernel's arithmetic type: float for the 16-bit floats
+    A al = std::string(spec.kernel) == "add" ? alpha.to<A>() : A(1);
+    if (std::string(spec.op).rfind("sub", 0) == 0) al = A(-al);
+    const bool flat = res.is_contiguous();
+    const Tensor *tensor = nullptr, *number = nullptr;
+    if (is_cpu_scalar(y) && !is_cpu_scalar(x)) { tensor = &x; number = &y; }
+    if (is_cpu_scalar(x) && !is_cpu_scalar(y)) { tensor = &y; number = &x; }
+    if (tensor && flat && tensor->is_contiguous() && tensor->sizes() == shape) {
+      launch(kernel(dev, "binary.cu", kname((std::string(spec.kernel) + "_scalar").c_str(), common)),
+             elementwise_config(dev, n, 4), stream, n, res.data_ptr(), tensor->data_ptr(),
+             scalar_value<A>(*number), al, int(number == &x));
+      return;
+    }
+    // A number in a strided call, or both numbers: a 0-d device tensor (broadcast by stride 0).
+    auto device_side = [&](const Tensor &t) {
+      if (!is_cpu_scalar(t)) return t;
+      Tensor d = empty_tensor({}, common, device);
+      call_op<Tensor>(TP_OP("fill_"), d,
+                      is_floating(common) ? Scalar(scalar_value<double>(t)) : Scalar(scalar_value<int64_t>(t)));
+      return d;
+    };
+    Tensor xs = device_side(x), ys = device_side(y);
+    if (flat && xs.is_contiguous() && ys.is_contiguous() && xs.sizes() == shape && ys.sizes() == shape) {
+      launch(kernel(dev, "binary.cu", kname((std::string(spec.kernel) + "_contig").c_str(), common)),
+             elementwise_config(dev, n, 4), stream, n, res.data_ptr(), xs.data_ptr(), ys.data_ptr(), al);
+      return;
+    }
+    KernelGeometry g = make_geometry(shape, {&res, &xs, &ys}, spec.op);
+    launch(kernel(dev, "binary.cu", kname((std::string(spec.kernel) + "_strided").c_str(), common)),
+           elementwise_config(dev, n), stream, n, g, res.data_ptr(), xs.data_ptr(), ys.data_ptr(), al);
+  });
+  if (res.impl() != out.impl()) device_copy(out, res);
+  return out;
+}
+
+void no_rounding(const char *op, const std::optional<std::string> &mode) {
+  TP_CHECK(!mode, NotImplemented, op, ": rounding_mode='", mode.value_or(""), "' is not supported on CUDA yet");
+}
+}  // namespace
+
+static Tensor add(const Tensor &a, const Tensor &b, const Scalar &al) { return binary({"add", "add", false, false}, a, b, al, {}); }
+static Tensor add_(const Tensor &a, const Tensor &b, const Scalar &al) { return binary({"add_", "add", true, false}, a, b, al, {}); }
+static Tensor add_out(const Tensor &a, const Tensor &b, const Scalar &al, const Tensor &out) {
+  return binary({"add.out", "add", false, false}, a, b, al, out);
+}
+static Tensor sub(const Tensor &a, const Tensor &b, const Scalar &al) { return binary({"sub", "add", false, false}, a, b, al, {}); }
+static Tensor sub_(const Tensor &a, const Tensor &b, const Scalar &al) { return binary({"sub_", "add", true, false}, a, b, al, {}); }
+static Tensor sub_out(const Tensor &a, const Tensor &b, const Scalar &al, const Tensor &out) {
+  return binary({"sub.out", "add", false, false}, a, b, al, out);
+}
+static Tensor mul(const Tensor &a, const Tensor &b) { return binary({"mul", "mul", false, false}, a, b, Scalar(int64_t(1)), {}); }
+static Tensor mul_(const Tensor &a, const Tensor &b) { return binary({"mul_", "mul", true, false}, a, b, Scalar(int64_t(1)), {}); }
+static Tensor mul_out(const Tensor &a, const Tensor &b, const Tensor &out) {
+  return binary({"mul.out", "mul", false, false}, a, b, Scalar(int64_t(1)), out);
+}
+static Tensor div(const Tensor &a, const Tensor &b, std::optional<std::string> mode) {
+  no_rounding("div", mode);
+  return binary({"div", "div", false, true}, a, b, Scalar(int64_t(1)), {});
+}
+static Tensor div_(const Tensor &a, const Tensor &b, std::optional<std::string> mode) {
+  no_rounding("div_", mode);
+  return binary({"div_", "div", true, true}, a, b, Scalar(int64_t(1)), {});
+}
+static Tensor div_out(const Tensor &a, const Tensor &b, std::optional<std::string> mode, const Tensor &out) {
+  no_rounding("div.out", mode);
+  return binary({"div.out", "div", false, true}, a, b, Scalar(int64_t(1)), out);
+}
+
+TP_LIBRARY(cuda_binary) {
+  TP_IMPL(lib, "add", CUDA, add);
+  TP_IMPL(lib, "add_", CUDA, add_);
+  TP_IMPL(lib, "add.out", CUDA, add_out);
+  TP_IMPL(lib, "sub", CUDA, sub);
+  TP_IMPL(lib, "sub_", CUDA, sub_);
+  TP_IMPL(lib, "sub.out", CUDA, sub_out);
+  TP_IMPL(lib, "mul", CUDA, mul);
+  TP_IMPL(lib, "mul_", CUDA, mul_);
+  TP_IMPL(lib, "mul.out", CUDA, mul_out);
+  TP_IMPL(lib, "div", CUDA, div);
+  TP_IMPL(lib, "div_", CUDA, div_);
+  TP_IMPL(lib, "div.out", CUDA, div_out);
+}
+
+}  // namespace tp::p10::cuda
