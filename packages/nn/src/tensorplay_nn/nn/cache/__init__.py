@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from .base import Cache, KeyValue
 from .dynamic import DynamicCache
+from .paged import PagedCache
+from .quantized import QuantizedCache
 from .sliding_window import SlidingWindowCache
 from .static import StaticCache
 
-__all__ = ["Cache", "DynamicCache", "KeyValue", "SlidingWindowCache", "StaticCache"]
+__all__ = [
+    "Cache",
+    "DynamicCache",
+    "KeyValue",
+    "PagedCache",
+    "QuantizedCache",
+    "SlidingWindowCache",
+    "StaticCache",
+]
