@@ -1,0 +1,213 @@
+"""The sequence-mixer zoo on CPU: cache memory per token, training throughput and decode speed (JSON out).
+
+Every mixer sits in the README's TinyLM shape (hidden 128, 4 layers, 8 query heads, byte vocabulary) in place
+of its GroupedQueryAttention. Three measurements:
+
+(a) cache memory: a prefill of L tokens (L = 256, 1024, 4096) into each mixer's cache, then the bytes of the
+    tensors the cache actually holds (walked from its attributes, each storage counted once), per token and
+    as a ratio to a full multi-head attention model's `DynamicCache`; next to it the ratio the layouts
+    predict (per layer and token: MHA 2·H·D, GQA 2·KV·D, MLA kv_lora_rank + rope dim, int8 codes + one
+    float32 scale per vector). A linear-attention state does not grow with L.
+(b) training throughput: tokens/s of one step (forward, cross-entropy, backward, AdamW) at batch 1 x 1024.
+(c) decode speed: tokens/s of one-token steps through the cache after a prefill of 4096 tokens.
+
+    python benchmarks/mixers.py [--quick] [--out PATH]
+
+`--quick` is a smoke run: contexts 64/128/256, sequence 128, decode after 256 tokens, one repeat.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from _harness import machine, parse_args, timeit, write_report
+
+import tensorplay as tp
+from tensorplay import nn
+from tensorplay.nn import functional as F
+from tensorplay.nn.cache import DynamicCache, PagedCache, QuantizedCache, StaticCache
+
+HIDDEN, LAYERS, HEADS, VOCAB = 128, 4, 8, 256
+HEAD_DIM = HIDDEN // HEADS
+
+
+@dataclass(frozen=True)
+class Case:
+    """A mixer with one cache: how to build both, and the cache bytes per token and layer its layout predicts
+    (float32; None where the size is not proportional to the tokens)."""
+
+    name: str
+    mixer: Callable[[int], nn.Module]  # layer_idx -> mixer
+    cache: Callable[[int], Any]  # context length -> empty cache
+    theory_bytes_per_token_layer: float | None
+
+
+def _gqa(kv_heads: int) -> Callable[[int], nn.Module]:
+    return lambda i: nn.GroupedQueryAttention(HIDDEN, HEADS, kv_heads, layer_idx=i)
+
+
+# One key and one value vector per head and token, 4 bytes a channel (int8: 1 byte a channel + 4 of scale).
+_MHA_BYTES = 2 * HEADS * HEAD_DIM * 4
+_GQA_BYTES = 2 * 2 * HEAD_DIM * 4
+
+CASES = [
+    Case("mha + DynamicCache", _gqa(HEADS), lambda n: DynamicCache(), _MHA_BYTES),
+    Case("gqa(kv=2) + DynamicCache", _gqa(2), lambda n: DynamicCache(), _GQA_BYTES),
+    Case("gqa(kv=2) + StaticCache", _gqa(2), lambda n: StaticCache(n + 64), None),
+    Case("gqa(kv=2) + PagedCache(16)", _gqa(2), lambda n: PagedCache(16), _GQA_BYTES),
+    Case("gqa(kv=2) + QuantizedCache", _gqa(2), lambda n: QuantizedCache(), 2 * 2 * (HEAD_DIM + 4)),
+]
+
+
+class ZooLM(nn.Module):
+    """TinyLM with a chosen token mixer: embedding, blocks, RMSNorm, tied lm head."""
+
+    def __init__(self, mixer: Callable[[int], nn.Module], layers: int = LAYERS) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, HIDDEN)
+        nn.init.normal_(self.embed.weight, std=0.02)
+        self.blocks = nn.ModuleList(nn.TransformerBlock(HIDDEN, mixer(i)) for i in range(layers))
+        self.norm = nn.RMSNorm(HIDDEN)
+        self.lm_head = nn.Linear(HIDDEN, VOCAB, bias=False)
+        self.lm_head.weight = self.embed.weight
+
+    def forward(self, input_ids, position_ids=None, past_key_values=None):
+        x = self.embed(input_ids)
+        for block in self.blocks:
+            x = block(x, position_ids=position_ids, past_key_values=past_key_values)
+        return self.lm_head(self.norm(x))
+
+
+def stored_bytes(obj: Any, seen: set[int] | None = None) -> int:
+    """Bytes of every tensor reachable from `obj`'s attributes, lists, tuples and dicts (each counted once,
+    views by their own size: the caches here keep whole buffers, never views of each other)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    if isinstance(obj, tp.Tensor):
+        return obj.numel() * obj.element_size()
+    if isinstance(obj, dict):
+        return sum(stored_bytes(v, seen) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(stored_bytes(v, seen) for v in obj)
+    if hasattr(obj, "__dict__") and not isinstance(obj, type):
+        return sum(stored_bytes(v, seen) for v in vars(obj).values())
+    return 0
+
+
+def _prefill(model: ZooLM, cache: Any, length: int, rng: np.random.Generator) -> None:
+    with tp.no_grad():
+        model(tp.tensor(rng.integers(0, VOCAB, (1, length))), past_key_values=cache)
+
+
+def memory(cases: list[Case], lengths: list[int]) -> list[dict]:
+    """(a): bytes per token of each cache after prefills of each length, against full MHA."""
+    rng = np.random.default_rng(0)
+    rows = []
+    baseline: dict[int, int] = {}
+    for case in cases:
+        tp.manual_seed(0)
+        model = ZooLM(case.mixer).eval()
+        for n in lengths:
+            cache = case.cache(n)
+            _prefill(model, cache, n, rng)
+            total = stored_bytes(cache)
+            baseline.setdefault(n, total)  # the first case is full MHA
+            row = {
+                "case": case.name,
+                "context": n,
+                "cache_bytes": total,
+                "bytes_per_token": total / n,
+                "ratio_vs_mha": total / baseline[n],
+            }
+            if case.theory_bytes_per_token_layer is not None:
+                row["theory_ratio_vs_mha"] = case.theory_bytes_per_token_layer / _MHA_BYTES
+            rows.append(row)
+            print(
+                f"memory  {case.name:<34} L={n:<5} {total / n:10.1f} B/token"
+                f"  x{row['ratio_vs_mha']:.3f} of MHA"
+                + (
+                    f"  (layout predicts x{row['theory_ratio_vs_mha']:.3f})"
+                    if "theory_ratio_vs_mha" in row
+                    else ""
+                )
+            )
+    return rows
+
+
+def _train_step(model: ZooLM, opt: Any, x: tp.Tensor, y: tp.Tensor) -> Callable[[], None]:
+    def step() -> None:
+        loss = F.cross_entropy(model(x).reshape(-1, VOCAB), y.reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def training(cases: list[Case], seq: int, repeats: int) -> list[dict]:
+    """(b): tokens/s of one AdamW training step at batch 1 x `seq`, once per distinct mixer."""
+    rng = np.random.default_rng(1)
+    rows, done = [], set()
+    for case in cases:
+        mixer_name = case.name.split(" + ")[0]
+        if mixer_name in done:
+            continue
+        done.add(mixer_name)
+        tp.manual_seed(0)
+        model = ZooLM(case.mixer).train()
+        opt = tp.optim.AdamW(model.parameters(), lr=1e-4)
+        ids = tp.tensor(rng.integers(0, VOCAB, (1, seq + 1)))
+        sec = timeit(_train_step(model, opt, ids[:, :-1], ids[:, 1:]), 1, repeats)
+        rows.append({"mixer": mixer_name, "seq": seq, "step_s": sec, "tokens_per_s": seq / sec})
+        print(f"train   {mixer_name:<34} 1x{seq}: {seq / sec:10.1f} tokens/s ({sec * 1e3:.0f} ms/step)")
+    return rows
+
+
+def decode(cases: list[Case], context: int, steps: int, repeats: int) -> list[dict]:
+    """(c): tokens/s of single-token steps through each cache after a `context`-token prefill."""
+    rng = np.random.default_rng(2)
+    rows = []
+    for case in cases:
+        tp.manual_seed(0)
+        model = ZooLM(case.mixer).eval()
+        samples = []
+        for _ in range(repeats):
+            cache = case.cache(context + steps + 1)
+            _prefill(model, cache, context, rng)
+            token = tp.tensor(rng.integers(0, VOCAB, (1, 1)))
+            with tp.no_grad():
+                token = model(token, past_key_values=cache)[:, -1].argmax(-1, keepdim=True)  # warm-up
+                t0 = time.perf_counter()
+                for _ in range(steps):
+                    token = model(token, past_key_values=cache)[:, -1].argmax(-1, keepdim=True)
+                samples.append((time.perf_counter() - t0) / steps)
+        sec = float(np.median(samples))
+        rows.append({"case": case.name, "context": context, "step_s": sec, "tokens_per_s": 1 / sec})
+        print(f"decode  {case.name:<34} after {context}: {1 / sec:10.1f} tokens/s")
+    return rows
+
+
+def main() -> None:
+    args = parse_args(__doc__, "mixers", "contexts 64-256, sequence 128, one repeat")
+    if args.quick:
+        lengths, seq, context, steps, repeats = [64, 128, 256], 128, 256, 4, 1
+    else:
+        lengths, seq, context, steps, repeats = [256, 1024, 4096], 1024, 4096, 16, 3
+    report = {
+        **machine(),
+        "model": {"hidden": HIDDEN, "layers": LAYERS, "heads": HEADS, "head_dim": HEAD_DIM, "vocab": VOCAB},
+        "memory": memory(CASES, lengths),
+        "training": training(CASES, seq, repeats),
+        "decode": decode(CASES, context, steps, repeats),
+    }
+    write_report(report, args.out)
+
+
+if __name__ == "__main__":
+    main()
