@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .base import Cache, KeyValue
 from .dynamic import DynamicCache
+from .linear_state import LinearStateCache
 from .paged import PagedCache
 from .quantized import QuantizedCache
 from .sliding_window import SlidingWindowCache
@@ -19,6 +20,7 @@ __all__ = [
     "Cache",
     "DynamicCache",
     "KeyValue",
+    "LinearStateCache",
     "PagedCache",
     "QuantizedCache",
     "SlidingWindowCache",

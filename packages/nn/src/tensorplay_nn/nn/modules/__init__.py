@@ -20,7 +20,9 @@ from . import (
     dropout,
     flatten,
     fold,
+    gated_delta,
     instancenorm,
+    kimi_delta,
     linear,
     loss,
     modern_block,
@@ -46,7 +48,9 @@ from .distance import *  # noqa: F403
 from .dropout import *  # noqa: F403
 from .flatten import *  # noqa: F403
 from .fold import *  # noqa: F403
+from .gated_delta import *  # noqa: F403
 from .instancenorm import *  # noqa: F403
+from .kimi_delta import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .modern_block import *  # noqa: F403
@@ -74,7 +78,9 @@ __all__ += distance.__all__
 __all__ += dropout.__all__
 __all__ += flatten.__all__
 __all__ += fold.__all__
+__all__ += gated_delta.__all__
 __all__ += instancenorm.__all__
+__all__ += kimi_delta.__all__
 __all__ += linear.__all__
 __all__ += loss.__all__
 __all__ += modern_block.__all__

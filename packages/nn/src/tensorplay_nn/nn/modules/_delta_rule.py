@@ -1,0 +1,293 @@
+"""The delta rule with decay, shared by `GatedDeltaNet` (one log-decay per head, gated_delta.py) and
+`KimiDeltaAttention` (one log-decay per key channel, kimi_delta.py): the token-by-token recurrence, the
+chunked (WY / UT-transform) form written with tensor ops, and the causal short convolution both mixers run
+first.
+
+Where it sits: below the two mixer modules and their public rule functions. The chunked form has the contract
+of the native P10 op `delta_rule`; `chunk_delta_rule` calls that op when it is registered and the composite
+`_chunk_delta_rule_reference` here otherwise (the tests compare the two). See Note [Chunked delta rule].
+
+Note [Chunked delta rule]
+  Per head, with state S [Dk, Dv] and the decay d_t = exp(g_t) (a scalar, or one factor per key row), a step
+  is
+      S'_t = d_t ⊙ S_{t-1};   u_t = β_t (v_t − S'_tᵀ k_t);   S_t = S'_t + k_t u_tᵀ;   o_t = S_tᵀ q_t.
+  Split the sequence into chunks of C tokens. Inside a chunk starting from state S_0, with the cumulative log
+  decay γ_t = g_1 + … + g_t (so everything from j to t decays by exp(γ_t − γ_j)), unrolling gives
+      S_t = e^{γ_t} S_0 + Σ_{j≤t} e^{γ_t−γ_j} k_j u_jᵀ,
+      u_t + Σ_{j<t} A_tj u_j = β_t v_t − β_t (e^{γ_t} k_t)ᵀ S_0,   A_tj = β_t Σ_d k_td k_jd e^{γ_td−γ_jd}.
+  A is strictly lower triangular, so with T = (I + A)^-1 (the UT transform; `_unit_lower_inverse`)
+      U = W_v − W_k S_0,   W_v = T (β ⊙ V),   W_k = T (β ⊙ e^{γ} ⊙ K),
+  and then, for every t of the chunk at once,
+      o_t = (e^{γ_t} ⊙ q_t)ᵀ S_0 + Σ_{j≤t} (Σ_d q_td k_jd e^{γ_td−γ_jd}) u_j,
+      S_C = e^{γ_C} ⊙ S_0 + Σ_j (e^{γ_C−γ_j} ⊙ k_j) u_jᵀ.
+  W_v, W_k and the pairwise products need no state, so they are computed for all chunks in one batch; only
+  the last three lines run chunk after chunk. Pairwise decays are formed as exp(γ_t − γ_j) with the future
+  (j > t) set to −inf before the exponential: a factorised exp(γ_t)·exp(−γ_j) would overflow float32 once a
+  chunk decays by more than e^88, and an unmasked exp of a positive difference would poison gradients with
+  inf·0. Padding (T up to a multiple of C) uses k = v = q = 0, β = 0, g = 0, which leaves the state unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorplay_p10 as tp
+from tensorplay_p10 import Tensor
+
+from .. import functional as F
+
+__all__: list[str] = []  # private: the public names live in gated_delta.py and kimi_delta.py
+
+
+def l2norm(x: Tensor, dim: int = -1, eps: float = 1e-6) -> Tensor:
+    """`x / sqrt(sum(x², dim) + eps)`: scale each vector along `dim` to unit length (zero stays zero).
+
+    Example::
+
+        >>> import tensorplay as tp
+        >>> from tensorplay.nn.modules.gated_delta import l2norm
+        >>> l2norm(tp.tensor([3.0, 4.0]), eps=0.0).tolist()
+        [0.6000000238418579, 0.800000011920929]
+    """
+    return x * tp.rsqrt((x * x).sum(dim, keepdim=True) + eps)
+
+
+def compute_dtype(x: Tensor) -> Any:
+    """The dtype the scans run in: float64 for float64 inputs, float32 for everything else."""
+    return tp.float64 if x.dtype == tp.float64 else tp.float32
+
+
+def check_rule_inputs(
+    op: str,
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    g: Tensor,
+    beta: Tensor,
+    initial_state: Tensor | None,
+    per_channel: bool,
+) -> None:
+    """Raise `ValueError` naming `op`, the argument and the shapes when the inputs do not fit together."""
+    if query.dim() != 4 or tuple(query.shape) != tuple(key.shape):
+        raise ValueError(
+            f"{op}: query and key must both be [B, T, H, Dk], got query {tuple(query.shape)} and key "
+            f"{tuple(key.shape)}"
+        )
+    b, t, h, dk = (int(s) for s in query.shape)
+    if value.dim() != 4 or tuple(value.shape[:3]) != (b, t, h):
+        raise ValueError(f"{op}: value must be [B, T, H, Dv] = [{b}, {t}, {h}, Dv], got {tuple(value.shape)}")
+    want_g = (b, t, h, dk) if per_channel else (b, t, h)
+    if tuple(g.shape) != want_g:
+        raise ValueError(f"{op}: g must be {list(want_g)}, got {tuple(g.shape)}")
+    if tuple(beta.shape) != (b, t, h):
+        raise ValueError(f"{op}: beta must be [{b}, {t}, {h}], got {tuple(beta.shape)}")
+    dv = int(value.shape[3])
+    if initial_state is not None and tuple(initial_state.shape) != (b, h, dk, dv):
+        raise ValueError(
+            f"{op}: initial_state must be [B, H, Dk, Dv] = [{b}, {h}, {dk}, {dv}], "
+            f"got {tuple(initial_state.shape)}"
+        )
+
+
+def _prepare_query_key(query: Tensor, key: Tensor, use_qk_l2norm: bool) -> tuple[Tensor, Tensor]:
+    """Cast q, k to the scan dtype, L2-normalise them if asked, and scale q by Dk^-1/2."""
+    ct = compute_dtype(query)
+    query, key = query.to(ct), key.to(ct)
+    if use_qk_l2norm:
+        query, key = l2norm(query), l2norm(key)
+    return query * (int(query.shape[-1]) ** -0.5), key
+
+
+def recurrent_delta_rule(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    g: Tensor,
+    beta: Tensor,
+    initial_state: Tensor | None,
+    output_final_state: bool,
+    use_qk_l2norm: bool,
+) -> tuple[Tensor, Tensor | None]:
+    """The recurrence of Note [Chunked delta rule], one token at a time; `g` is `[B,T,H]` or `[B,T,H,Dk]`."""
+    out_dtype = query.dtype
+    q, k = _prepare_query_key(query, key, use_qk_l2norm)
+    ct = q.dtype
+    b, t, h, dk = (int(s) for s in q.shape)
+    dv = int(value.shape[-1])
+    v, g, beta = value.to(ct), g.to(ct), beta.to(ct)
+    state = (
+        tp.zeros(b, h, dk, dv, dtype=ct, device=query.device)
+        if initial_state is None
+        else initial_state.to(ct)
+    )
+    outs = []
+    for i in range(t):
+        # A per-head decay scales the whole [Dk, Dv] state; a per-channel one scales each key row.
+        decay = g[:, i].exp()
+        state = state * (decay[..., None] if g.dim() == 4 else decay[..., None, None])
+        k_t = k[:, i]  # [B, H, Dk]
+        u = beta[:, i, :, None] * (v[:, i] - (k_t[:, :, None, :] @ state)[:, :, 0])  # β (v − Sᵀk)
+        state = state + k_t[..., None] * u[:, :, None, :]
+        outs.append((q[:, i, :, None, :] @ state)[:, :, 0])  # Sᵀq  [B, H, Dv]
+    out = tp.stack(outs, 1) if outs else tp.zeros(b, 0, h, dv, dtype=ct, device=query.device)
+    return out.to(out_dtype), (state if output_final_state else None)
+
+
+def _unit_lower_inverse(a: Tensor) -> Tensor:
+    """`(I + a)^-1` for strictly lower-triangular `a` `[..., C, C]`: forward substitution done on blocks.
+
+    A block lower-triangular matrix has the inverse
+    `[[P, 0], [Q, R]]^-1 = [[P^-1, 0], [-R^-1 Q P^-1, R^-1]]`.
+    Starting from the 1x1 diagonal blocks (inverse 1, since the diagonal of I + a is 1), each round pairs
+    neighbouring blocks into blocks twice as wide, for every pair of every chunk at once: log2(C) rounds of
+    batched matmuls instead of C dependent row updates. C is padded to a power of two with zero rows and
+    columns (block-diagonal with I, so the top-left block of the inverse is unchanged).
+    """
+    c = int(a.shape[-1])
+    size = 1
+    while size < c:
+        size *= 2
+    if size > c:
+        a = tp.pad(a, [0, size - c, 0, size - c])
+    lead = tuple(int(s) for s in a.shape[:-2])
+    inv = tp.ones(*lead, size, 1, 1, dtype=a.dtype, device=a.device)  # inverses of the diagonal blocks
+    s = 1
+    while s < size:
+        n = size // (2 * s)
+        # The diagonal 2s-blocks of a, [..., n, 2s, 2s]; their lower-left s×s corner couples a pair.
+        blocks = a.reshape(*lead, n, 2 * s, n, 2 * s).diagonal(0, -4, -2).movedim(-1, -3)
+        couple = blocks[..., s:, :s]
+        pairs = inv.reshape(*lead, n, 2, s, s)
+        top, bottom = pairs[..., 0, :, :], pairs[..., 1, :, :]
+        lower = -(bottom @ couple @ top)
+        upper = tp.cat([top, tp.zeros_like(top)], -1)
+        inv = tp.cat([upper, tp.cat([lower, bottom], -1)], -2)
+        s *= 2
+    return inv.reshape(*lead, size, size)[..., :c, :c]
+
+
+def _pad_time(x: Tensor, pad: int) -> Tensor:
+    """Zero-pad dim 2 (time, in the [B, H, T, ...] layout) of a 3-D or 4-D tensor by `pad` at the end."""
+    if pad == 0:
+        return x
+    return tp.pad(x, [0, pad] if x.dim() == 3 else [0, 0, 0, pad])
+
+
+def _chunk_delta_rule_reference(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    g: Tensor,
+    beta: Tensor,
+    initial_state: Tensor | None = None,
+    chunk_size: int = 64,
+) -> tuple[Tensor, Tensor]:
+    """The composite reference of the native op `delta_rule` (same contract): Note [Chunked delta rule].
+
+    `query`/`key` `[B,T,H,Dk]` used as given (already normalised and scaled), `value` `[B,T,H,Dv]`, `g`
+    `[B,T,H]` or `[B,T,H,Dk]`, `beta` `[B,T,H]`, `initial_state` `[B,H,Dk,Dv]`. Returns the output in the
+    query's dtype and the final state in float32 (float64 for float64 inputs).
+    """
+    out_dtype, ct = query.dtype, compute_dtype(query)
+    b, t, h, dk = (int(s) for s in query.shape)
+    dv = int(value.shape[-1])
+    state = (
+        tp.zeros(b, h, dk, dv, dtype=ct, device=query.device)
+        if initial_state is None
+        else initial_state.to(ct)
+    )
+    if t == 0:
+        return tp.zeros(b, 0, h, dv, dtype=out_dtype, device=query.device), state
+    per_channel = g.dim() == 4
+    c = chunk_size
+    pad = (-t) % c
+    n = (t + pad) // c
+    # [B, T, H, ...] -> [B, H, N, C, ...]: heads and chunks become batch dimensions.
+    q, k, v, g, beta = (_pad_time(x.transpose(1, 2).to(ct), pad) for x in (query, key, value, g, beta))
+    q, k, v = (x.reshape(b, h, n, c, int(x.shape[-1])) for x in (q, k, v))
+    g = g.reshape(b, h, n, c, dk) if per_channel else g.reshape(b, h, n, c)
+    beta = beta.reshape(b, h, n, c, 1)
+    gamma = g.cumsum(3)  # γ_t: log decay from the chunk's start through token t
+    causal = tp.tril(tp.ones(c, c, dtype=tp.bool, device=query.device))
+    if per_channel:
+        diff = gamma[..., :, None, :] - gamma[..., None, :, :]  # [.., C(t), C(j), Dk]
+        decay = diff.masked_fill(~causal[..., None], float("-inf")).exp()
+        kk = (k[..., :, None, :] * decay * k[..., None, :, :]).sum(-1)
+        qk = (q[..., :, None, :] * decay * k[..., None, :, :]).sum(-1)
+        from_start, to_end = gamma.exp(), (gamma[..., -1:, :] - gamma).exp()
+        chunk_decay = gamma[..., -1, :, None].exp()  # [B, H, N, Dk, 1]: one factor per state row
+    else:
+        decay = (gamma[..., :, None] - gamma[..., None, :]).masked_fill(~causal, float("-inf")).exp()
+        kk = (k @ k.transpose(-1, -2)) * decay
+        qk = (q @ k.transpose(-1, -2)) * decay
+        from_start, to_end = gamma.exp()[..., None], (gamma[..., -1:] - gamma).exp()[..., None]
+        chunk_decay = gamma[..., -1, None, None].exp()  # [B, H, N, 1, 1]
+    strict = tp.tril(tp.ones(c, c, dtype=tp.bool, device=query.device), -1)
+    t_inv = _unit_lower_inverse((beta * kk).masked_fill(~strict, 0.0))
+    w_v = t_inv @ (beta * v)
+    w_k = t_inv @ (beta * from_start * k)
+    q_start, k_end = q * from_start, (k * to_end).transpose(-1, -2)
+    outs = []
+    for i in range(n):  # only this carries state from chunk to chunk
+        u = w_v[:, :, i] - w_k[:, :, i] @ state
+        outs.append(q_start[:, :, i] @ state + qk[:, :, i] @ u)
+        state = state * chunk_decay[:, :, i] + k_end[:, :, i] @ u
+    out = tp.cat(outs, 2)[:, :, :t]  # [B, H, T, Dv]
+    return out.transpose(1, 2).to(out_dtype), state
+
+
+def chunk_delta_rule(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    g: Tensor,
+    beta: Tensor,
+    chunk_size: int,
+    initial_state: Tensor | None,
+    output_final_state: bool,
+    use_qk_l2norm: bool,
+    op: str,
+) -> tuple[Tensor, Tensor | None]:
+    """Normalise and scale q, k, then run the chunked scan: the native op `delta_rule` when P10 has it,
+    else `_chunk_delta_rule_reference` (the same maths)."""
+    if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size <= 0:
+        raise ValueError(f"{op}: chunk_size must be a positive int, got {chunk_size!r}")
+    out_dtype = query.dtype
+    q, k = _prepare_query_key(query, key, use_qk_l2norm)
+    native = getattr(tp, "delta_rule", None)
+    scan = native if native is not None else _chunk_delta_rule_reference
+    out, state = scan(q, k, value, g, beta, initial_state=initial_state, chunk_size=chunk_size)
+    return out.to(out_dtype), (state if output_final_state else None)
+
+
+def short_conv(
+    x: Tensor, weight: Tensor, cache: Any, layer_idx: int, owner: str
+) -> tuple[Tensor, Tensor | None, bool]:
+    """Causal depthwise convolution with SiLU over `x` `[B, T, conv_dim]`, through a `LinearStateCache`.
+
+    `y_t = silu(Σ_j weight[:, j] · x_{t−(k−1)+j})` with zeros before the first input. With a cache, the inputs
+    are first handed to `cache.update_conv_state`, which prepends the last `k−1` inputs of earlier calls, and
+    only the last T outputs are kept. Returns `(y [B, T, conv_dim], initial_state, has_state)`, where
+    `initial_state` is the layer's stored recurrent state when the layer has one (`has_state`).
+    """
+    t, k = int(x.shape[1]), int(weight.shape[1])
+    x = x.transpose(1, 2)  # [B, conv_dim, T]
+    has_state, initial_state = False, None
+    if cache is not None:
+        if not hasattr(cache, "update_conv_state"):
+            raise TypeError(
+                f"{owner}: past_key_values must be a LinearStateCache (it keeps conv and recurrent states), "
+                f"got {type(cache).__name__}"
+            )
+        has_state = cache.has_previous_state(layer_idx)
+        x = cache.update_conv_state(layer_idx, x, k)
+        if has_state:
+            initial_state = cache.recurrent_states.get(layer_idx)
+    length = int(x.shape[2])
+    padded = tp.pad(x, [k - 1, 0])
+    # A depthwise kernel of k taps is k shifted multiply-adds: cheaper and clearer than a grouped conv1d.
+    y = padded[:, :, 0:length] * weight[:, 0, None]
+    for j in range(1, k):
+        y = y + padded[:, :, j : j + length] * weight[:, j, None]
+    y = y[:, :, length - t :]
+    return F.silu(y).transpose(1, 2), initial_state, has_state
