@@ -29,7 +29,9 @@ from _harness import machine, parse_args, timeit, write_report
 import tensorplay as tp
 from tensorplay import nn
 from tensorplay.nn import functional as F
-from tensorplay.nn.cache import DynamicCache, PagedCache, QuantizedCache, StaticCache
+from tensorplay.nn.cache import DynamicCache, LinearStateCache, PagedCache, QuantizedCache, StaticCache
+from tensorplay.nn.modules.gated_delta import GatedDeltaNet
+from tensorplay.nn.modules.kimi_delta import KimiDeltaAttention
 
 HIDDEN, LAYERS, HEADS, VOCAB = 128, 4, 8, 256
 HEAD_DIM = HIDDEN // HEADS
@@ -37,13 +39,14 @@ HEAD_DIM = HIDDEN // HEADS
 
 @dataclass(frozen=True)
 class Case:
-    """A mixer with one cache: how to build both, and the cache bytes per token and layer its layout predicts
-    (float32; None where the size is not proportional to the tokens)."""
+    """A mixer with one cache: how to build both, and the cache bytes per layer its layout predicts: so many
+    per token plus a fixed part (None where the size depends on the allocation policy, as StaticCache's)."""
 
     name: str
     mixer: Callable[[int], nn.Module]  # layer_idx -> mixer
     cache: Callable[[int], Any]  # context length -> empty cache
     theory_bytes_per_token_layer: float | None
+    theory_fixed_bytes_layer: float = 0.0
 
 
 def _gqa(kv_heads: int) -> Callable[[int], nn.Module]:
@@ -60,6 +63,23 @@ CASES = [
     Case("gqa(kv=2) + StaticCache", _gqa(2), lambda n: StaticCache(n + 64), None),
     Case("gqa(kv=2) + PagedCache(16)", _gqa(2), lambda n: PagedCache(16), _GQA_BYTES),
     Case("gqa(kv=2) + QuantizedCache", _gqa(2), lambda n: QuantizedCache(), 2 * 2 * (HEAD_DIM + 4)),
+    # Linear mixers: a float32 [H, Dk, Dv] state and the last kernel_size - 1 conv inputs, at any length.
+    Case(
+        "gated_delta + LinearStateCache",
+        lambda i: GatedDeltaNet(
+            HIDDEN, num_v_heads=HEADS, num_k_heads=HEADS // 2, head_k_dim=HEAD_DIM, layer_idx=i
+        ),
+        lambda n: LinearStateCache(),
+        0.0,
+        (HEADS * HEAD_DIM * HEAD_DIM + (2 * (HEADS // 2) * HEAD_DIM + HEADS * HEAD_DIM) * 3) * 4,
+    ),
+    Case(
+        "kimi_delta + LinearStateCache",
+        lambda i: KimiDeltaAttention(HIDDEN, num_heads=HEADS, head_dim=HEAD_DIM, layer_idx=i),
+        lambda n: LinearStateCache(),
+        0.0,
+        (HEADS * HEAD_DIM * HEAD_DIM + 3 * HEADS * HEAD_DIM * 3) * 4,
+    ),
 ]
 
 
@@ -126,7 +146,9 @@ def memory(cases: list[Case], lengths: list[int]) -> list[dict]:
                 "ratio_vs_mha": total / baseline[n],
             }
             if case.theory_bytes_per_token_layer is not None:
-                row["theory_ratio_vs_mha"] = case.theory_bytes_per_token_layer / _MHA_BYTES
+                theory = case.theory_bytes_per_token_layer * n + case.theory_fixed_bytes_layer
+                row["theory_cache_bytes"] = theory * LAYERS
+                row["theory_ratio_vs_mha"] = theory / (_MHA_BYTES * n)
             rows.append(row)
             print(
                 f"memory  {case.name:<34} L={n:<5} {total / n:10.1f} B/token"
