@@ -6,6 +6,9 @@ with every cache."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -330,3 +333,23 @@ def test_docstring_examples_run(name: str) -> None:
     module = importlib.import_module(f"tensorplay_nn.nn.cache.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted > 0
+
+
+_CACHES_DOC = Path(__file__).resolve().parents[3] / "docs" / "mixers" / "caches.md"
+
+
+def _doc_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", _CACHES_DOC.read_text(), re.S)
+
+
+def test_the_caches_page_has_an_example_per_cache() -> None:
+    blocks = _doc_blocks()
+    for name in ("DynamicCache", "StaticCache", "SlidingWindowCache", "PagedCache", "QuantizedCache"):
+        assert any(f"cache = {name}(" in b for b in blocks), name
+    assert any("LinearStateCache()" in b for b in blocks)
+
+
+@pytest.mark.parametrize("index", range(len(_doc_blocks())))
+def test_caches_doc_examples_run(index: int) -> None:
+    # Each block is a self-contained program with its own asserts (docs/mixers/caches.md).
+    exec(compile(_doc_blocks()[index], f"caches.md block {index}", "exec"), {"__name__": "__doc_example__"})
