@@ -258,6 +258,7 @@ from . import (  # noqa: E402
     nn,  # noqa: F401
     operators,  # noqa: F401
     pool,  # noqa: F401
+    recurrent,  # noqa: F401
     reduce,  # noqa: F401
     reduce_stats,  # noqa: F401
     sampling,  # noqa: F401

@@ -29,5 +29,6 @@ KNOWN_UNCOVERED: dict[str, str] = {
     "layer_norm_backward": _NORM_BACKWARD,
     "rms_norm_backward": _NORM_BACKWARD,
     "scaled_dot_product_attention_backward": "three gradients: test_attention_backward.py has the references",
+    "delta_rule_backward": "six gradients, some None: test_delta_rule.py checks them against NumPy",
     "_rrelu_with_noise": "rrelu's random slopes: test_activation.py (rrelu's eval mode is in the database)",
 }

@@ -67,7 +67,10 @@ class LinearStateCache:
                     f"LinearStateCache.update_conv_state: layer {layer_idx} holds a window of shape "
                     f"{tuple(stored.shape)}, cannot continue with inputs {tuple(conv_state.shape)}"
                 )
-            conv_state = tp.cat([stored, conv_state], 2)
+            # pad + add is cat([stored, conv_state], 2); cat's derivative misplaces the new inputs' gradient
+            # when the stored window needs none (a prefill under no_grad followed by training steps).
+            t = int(conv_state.shape[2])
+            conv_state = tp.pad(stored, [0, t]) + tp.pad(conv_state, [keep, 0])
         width = int(conv_state.shape[2])
         # An explicit start index: a slice [-0:] would keep everything when kernel_size == 1.
         self.conv_states[layer_idx] = conv_state[:, :, max(width - keep, 0) :].contiguous()

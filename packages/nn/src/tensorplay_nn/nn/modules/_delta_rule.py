@@ -134,36 +134,15 @@ def recurrent_delta_rule(
 
 
 def _unit_lower_inverse(a: Tensor) -> Tensor:
-    """`(I + a)^-1` for strictly lower-triangular `a` `[..., C, C]`: forward substitution done on blocks.
+    """`(I + a)^-1` for strictly lower-triangular `a` `[..., C, C]`, batched over every chunk and head.
 
-    A block lower-triangular matrix has the inverse
-    `[[P, 0], [Q, R]]^-1 = [[P^-1, 0], [-R^-1 Q P^-1, R^-1]]`.
-    Starting from the 1x1 diagonal blocks (inverse 1, since the diagonal of I + a is 1), each round pairs
-    neighbouring blocks into blocks twice as wide, for every pair of every chunk at once: log2(C) rounds of
-    batched matmuls instead of C dependent row updates. C is padded to a power of two with zero rows and
-    columns (block-diagonal with I, so the top-left block of the inverse is unchanged).
+    `I + a` is unit lower triangular, so its LU factorisation is itself and the inverse is plain forward
+    substitution, `T_t = e_t − Σ_{j<t} a_tj T_j` row by row; `linalg.inv` runs that in LAPACK for the whole
+    batch as one op with its own derivative (`−Tᵀ grad Tᵀ`), where a Python loop over C rows would record
+    C dependent steps in the autograd graph.
     """
     c = int(a.shape[-1])
-    size = 1
-    while size < c:
-        size *= 2
-    if size > c:
-        a = tp.pad(a, [0, size - c, 0, size - c])
-    lead = tuple(int(s) for s in a.shape[:-2])
-    inv = tp.ones(*lead, size, 1, 1, dtype=a.dtype, device=a.device)  # inverses of the diagonal blocks
-    s = 1
-    while s < size:
-        n = size // (2 * s)
-        # The diagonal 2s-blocks of a, [..., n, 2s, 2s]; their lower-left s×s corner couples a pair.
-        blocks = a.reshape(*lead, n, 2 * s, n, 2 * s).diagonal(0, -4, -2).movedim(-1, -3)
-        couple = blocks[..., s:, :s]
-        pairs = inv.reshape(*lead, n, 2, s, s)
-        top, bottom = pairs[..., 0, :, :], pairs[..., 1, :, :]
-        lower = -(bottom @ couple @ top)
-        upper = tp.cat([top, tp.zeros_like(top)], -1)
-        inv = tp.cat([upper, tp.cat([lower, bottom], -1)], -2)
-        s *= 2
-    return inv.reshape(*lead, size, size)[..., :c, :c]
+    return tp.linalg.inv(tp.eye(c, dtype=a.dtype, device=a.device) + a)
 
 
 def _pad_time(x: Tensor, pad: int) -> Tensor:
@@ -228,11 +207,13 @@ def _chunk_delta_rule_reference(
     w_k = t_inv @ (beta * from_start * k)
     q_start, k_end = q * from_start, (k * to_end).transpose(-1, -2)
     outs = []
-    for i in range(n):  # only this carries state from chunk to chunk
-        u = w_v[:, :, i] - w_k[:, :, i] @ state
-        outs.append(q_start[:, :, i] @ state + qk[:, :, i] @ u)
-        state = state * chunk_decay[:, :, i] + k_end[:, :, i] @ u
-    out = tp.cat(outs, 2)[:, :, :t]  # [B, H, T, Dv]
+    # Only this loop carries state from chunk to chunk (unbind: one autograd node per tensor, not per chunk).
+    per_chunk = (x.unbind(2) for x in (w_v, w_k, q_start, qk, k_end, chunk_decay))
+    for wv, wk, qs, qk_i, ke, cd in zip(*per_chunk, strict=True):
+        u = wv - wk @ state
+        outs.append(qs @ state + qk_i @ u)
+        state = state * cd + ke @ u
+    out = tp.stack(outs, 2).reshape(b, h, n * c, dv)[:, :, :t]  # [B, H, T, Dv]
     return out.transpose(1, 2).to(out_dtype), state
 
 

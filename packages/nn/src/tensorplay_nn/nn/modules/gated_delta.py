@@ -166,6 +166,9 @@ class GatedDeltaNet(Module):
     the same at every position. A single token after a stored state takes the recurrent path, anything else
     the chunked one.
 
+    `conv1d_weight` starts at zero (the reference layout's init): q, k, v are then zero, so the mixer adds
+    nothing and its gradients vanish until the weights are loaded or initialised (e.g. `nn.init.normal_`).
+
     Args:
         hidden_size: `C`. num_v_heads: `Hv`. num_k_heads: `Hk` (must divide `Hv`). head_k_dim: `Dk`.
         head_v_dim: `Dv` (default `Dk`). conv_kernel_size: taps of the short convolution. rms_norm_eps: of

@@ -251,4 +251,16 @@ def _conj(t: tp.Tensor) -> tp.Tensor:
 
 
 # The families register on import.
-from . import activation, attention, conv, linalg, linalg_decomp, nn, pointwise, reduce, shape, upsample  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    activation,
+    attention,
+    conv,
+    linalg,
+    linalg_decomp,
+    nn,
+    pointwise,
+    recurrent,
+    reduce,
+    shape,
+    upsample,
+)
