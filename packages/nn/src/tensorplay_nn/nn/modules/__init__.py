@@ -13,6 +13,7 @@ from . import (
     activation,
     batchnorm,
     causal_attention,
+    causal_encoder_decoder,
     channelshuffle,
     container,
     conv,
@@ -23,6 +24,7 @@ from . import (
     gated_delta,
     instancenorm,
     kimi_delta,
+    latent_attention,
     linear,
     loss,
     modern_block,
@@ -41,6 +43,7 @@ from . import (
 from .activation import *  # noqa: F403
 from .batchnorm import *  # noqa: F403
 from .causal_attention import *  # noqa: F403
+from .causal_encoder_decoder import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
@@ -51,6 +54,7 @@ from .fold import *  # noqa: F403
 from .gated_delta import *  # noqa: F403
 from .instancenorm import *  # noqa: F403
 from .kimi_delta import *  # noqa: F403
+from .latent_attention import *  # noqa: F403
 from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .modern_block import *  # noqa: F403
@@ -71,6 +75,7 @@ __all__ = ["RotaryEmbedding"]  # a literal list, then the `+=` lines: the forms 
 __all__ += activation.__all__
 __all__ += batchnorm.__all__
 __all__ += causal_attention.__all__
+__all__ += causal_encoder_decoder.__all__
 __all__ += channelshuffle.__all__
 __all__ += container.__all__
 __all__ += conv.__all__
@@ -81,6 +86,7 @@ __all__ += fold.__all__
 __all__ += gated_delta.__all__
 __all__ += instancenorm.__all__
 __all__ += kimi_delta.__all__
+__all__ += latent_attention.__all__
 __all__ += linear.__all__
 __all__ += loss.__all__
 __all__ += modern_block.__all__
