@@ -186,6 +186,57 @@ def test_paged_size_zero_write() -> None:
     np.testing.assert_array_equal(k_all.numpy(), k.numpy())
 
 
+def _np_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float) -> np.ndarray:
+    """Float64 attention of q [B, Hq, T, D] over k, v [B, Hkv, S, D*] with the bottom-right causal mask."""
+    b, hq, t, _ = q.shape
+    hkv, s = k.shape[1], k.shape[2]
+    out = np.empty((b, hq, t, v.shape[3]))
+    visible = np.arange(s)[None, :] <= (s - t + np.arange(t))[:, None]
+    for h in range(hq):
+        g = h // (hq // hkv)
+        logits = np.where(visible, q[:, h] @ k[:, g].transpose(0, 2, 1) * scale, -np.inf)
+        p = np.exp(logits - logits.max(-1, keepdims=True))
+        out[:, h] = (p / p.sum(-1, keepdims=True)) @ v[:, g]
+    return out
+
+
+@pytest.mark.parametrize("block", [1, 4, 16])
+@pytest.mark.parametrize("heads,kv_heads", [(2, 2), (4, 2), (3, 1)])
+def test_paged_attend_equals_sdpa_over_the_gathered_state(block: int, heads: int, kv_heads: int) -> None:
+    cache = PagedCache(block)
+    rng = np.random.default_rng(block + heads)
+    keys, values = np.zeros((2, kv_heads, 0, 8)), np.zeros((2, kv_heads, 0, 5))
+    for t in (7, 1, 3, 1):  # a prefill, a decode step, a chunk into a non-empty cache, a decode step
+        k = rng.standard_normal((2, kv_heads, t, 8)).astype(np.float32)
+        v = rng.standard_normal((2, kv_heads, t, 5)).astype(np.float32)
+        q = tp.tensor(rng.standard_normal((2, heads, t, 8)).astype(np.float32))
+        k_all, v_all = cache.update(tp.tensor(k), tp.tensor(v))
+        keys, values = np.concatenate([keys, k], 2), np.concatenate([values, v], 2)
+        got = cache.attend(q)
+        assert tuple(got.shape) == (2, heads, t, 5)
+        s = keys.shape[2]
+        mask = tp.tensor(np.arange(s)[None, :] <= (s - t + np.arange(t))[:, None])
+        sdpa = tp.scaled_dot_product_attention(q, k_all, v_all, attn_mask=mask, enable_gqa=heads != kv_heads)
+        np.testing.assert_allclose(got.numpy(), sdpa.numpy(), atol=1e-5, rtol=1e-5)
+        want = _np_attention(q.numpy().astype(np.float64), keys, values, 8**-0.5)
+        np.testing.assert_allclose(got.numpy(), want, atol=2e-5, rtol=1e-5)
+
+
+def test_paged_attend_scale_layers_and_errors() -> None:
+    cache = PagedCache(4)
+    rng = np.random.default_rng(9)
+    k = rng.standard_normal((1, 1, 5, 4)).astype(np.float32)
+    cache.update(tp.tensor(k), tp.tensor(k), layer_idx=1)
+    q = rng.standard_normal((1, 2, 1, 4)).astype(np.float32)
+    got = cache.attend(tp.tensor(q), layer_idx=1, scale=0.3)
+    np.testing.assert_allclose(got.numpy(), _np_attention(q.astype(np.float64), k, k, 0.3), atol=2e-6)
+    for layer in (0, 2):
+        with pytest.raises(RuntimeError, match=rf"PagedCache.attend: layer {layer} has not been written"):
+            cache.attend(tp.tensor(q), layer_idx=layer)
+    with pytest.raises(RuntimeError, match="paged_attention"):
+        cache.attend(tp.tensor(rng.standard_normal((1, 2, 6, 4)).astype(np.float32)), layer_idx=1)  # T > S
+
+
 # ----------------------------------------------------------------------------------------- QuantizedCache
 
 

@@ -2,7 +2,9 @@
 does, and finds them again through a per-row block table.
 
 Where it sits: beside the other caches in nn/cache/ (the `Cache` protocol is in base.py); attention mixers
-call `update` and attend over the gathered `[B, H, S, D]` it returns.
+call `update` and attend over the gathered `[B, H, S, D]` it returns, or call `attend`, which hands the pages
+and the block table to the P10 op `paged_attention` (packages/p10/csrc/kernels/paged_attention.cpp) without
+gathering them.
 """
 
 from __future__ import annotations
@@ -134,6 +136,44 @@ class PagedCache(Cache):
         pages = pool[table[:, :used]]  # [B, used, block_size, H, D]
         flat = pages.reshape(b, used * self.block_size, pool.shape[2], pool.shape[3])
         return flat[:, :length].transpose(1, 2).contiguous()
+
+    def attend(self, query: Tensor, layer_idx: int = 0, scale: float | None = None) -> Tensor:
+        """Attention of `query` `[B, Hq, T, D]` over the pages of `layer_idx`, without gathering them.
+
+        The `T` queries are the last `T` positions written to the layer (call `update` first), masked
+        bottom-right causally: query `i` sees the positions `<= S - T + i`. `Hq` may be a multiple of the
+        cached heads (GQA). Computed by the P10 op `tensorplay.paged_attention` over `key_pools[layer_idx]`,
+        `value_pools[layer_idx]` and `block_tables[layer_idx]`, which reads the pages where they lie (no
+        gathered copy per step); equals `scaled_dot_product_attention` over what `update` returned, with the
+        bottom-right causal mask. `scale` defaults to `D^-1/2`. Returns `[B, Hq, T, Dv]`.
+
+        Example::
+
+            >>> import tensorplay as tp
+            >>> from tensorplay.nn.cache import PagedCache
+            >>> cache = PagedCache(block_size=4)
+            >>> k, v = cache.update(tp.randn(1, 2, 6, 8), tp.randn(1, 2, 6, 8))
+            >>> q = tp.randn(1, 4, 1, 8)  # the query of position 5, 4 heads over 2 kv heads
+            >>> out = cache.attend(q)
+            >>> ref = tp.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+            >>> tuple(out.shape), bool((out - ref).abs().max() < 1e-5)
+            ((1, 4, 1, 8), True)
+        """
+        if layer_idx >= len(self.key_pools) or self.key_pools[layer_idx] is None:
+            raise RuntimeError(
+                f"PagedCache.attend: layer {layer_idx} has not been written (call update first)"
+            )
+        length = self._lengths[layer_idx]
+        b = int(self.block_tables[layer_idx].shape[0])
+        seq_lens = tp.full((b,), length, dtype=tp.int64, device=query.device)
+        return tp.paged_attention(
+            query,
+            self.key_pools[layer_idx],
+            self.value_pools[layer_idx],
+            self.block_tables[layer_idx],
+            seq_lens,
+            scale=scale,
+        )
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
         """Positions written to `layer_idx` (0 if it was never written)."""
