@@ -29,8 +29,10 @@ from tensorplay.nn.cache import (
 )
 from tensorplay.nn.generation import generate
 from tensorplay.nn.modules.causal_attention import GroupedQueryAttention
+from tensorplay.nn.modules.causal_encoder_decoder import CausalEncoderDecoder
 from tensorplay.nn.modules.gated_delta import GatedDeltaNet
 from tensorplay.nn.modules.kimi_delta import KimiDeltaAttention
+from tensorplay.nn.modules.latent_attention import MultiheadLatentAttention
 
 VOCAB, HIDDEN, LAYERS = 24, 32, 2
 
@@ -57,6 +59,22 @@ MIXERS = [
     Mixer(
         "gqa",
         lambda c, i: GroupedQueryAttention(c, 4, num_kv_heads=2, qk_norm=True, layer_idx=i),
+        lambda m: DynamicCache(),
+        (*_KV_CACHES, ("sliding_window", lambda m: SlidingWindowCache(64))),
+    ),
+    # v_head_dim != nope + rope: the explicit bottom-right-masked path; low-rank queries.
+    Mixer(
+        "mla",
+        lambda c, i: MultiheadLatentAttention(
+            c,
+            4,
+            kv_lora_rank=16,
+            qk_nope_head_dim=8,
+            qk_rope_head_dim=4,
+            v_head_dim=6,
+            q_lora_rank=12,
+            layer_idx=i,
+        ),
         lambda m: DynamicCache(),
         (*_KV_CACHES, ("sliding_window", lambda m: SlidingWindowCache(64))),
     ),
@@ -232,3 +250,19 @@ def test_a_small_model_trains_and_uses_the_context(mixer: Mixer) -> None:
     after = np_loss()
     assert before > 0.8 * np.log(VOCAB)  # it starts near chance
     assert after < 0.5 * bigram < before, (before, bigram, after)
+
+
+@mixers
+def test_each_mixer_fits_causal_encoder_decoder(mixer: Mixer) -> None:
+    tp.manual_seed(0)
+    model = CausalEncoderDecoder(
+        HIDDEN, num_heads=4, n_encoder_layers=1, n_decoder_layers=1, mixer_factory=mixer.make
+    )
+    assert type(model.decoder[0].mixer) is type(model.encoder[0].mixer) is type(mixer.make(HIDDEN, 0))
+    x = tp.randn(2, 6, HIDDEN, requires_grad=True)
+    out = model(x)
+    assert tuple(out.shape) == (2, 6, HIDDEN)
+    out.square().mean().backward()
+    assert np.isfinite(x.grad.numpy()).all() and np.abs(x.grad.numpy()).max() > 0
+    for name, p in model.named_parameters():
+        assert p.grad is not None and np.isfinite(p.grad.numpy()).all(), name
