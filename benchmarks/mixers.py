@@ -11,20 +11,24 @@ of its GroupedQueryAttention. Three measurements:
 (b) training throughput: tokens/s of one step (forward, cross-entropy, backward, AdamW) at batch 1 x 1024.
 (c) decode speed: tokens/s of one-token steps through the cache after a prefill of 4096 tokens.
 
-    python benchmarks/mixers.py [--quick] [--out PATH]
+    python benchmarks/mixers.py [--quick] [--out PATH] [--only gqa,mla] [--threads N]
 
-`--quick` is a smoke run: contexts 64/128/256, sequence 128, decode after 256 tokens, one repeat.
+`--quick` is a smoke run: contexts 64/128/256, sequence 128, decode after 256 tokens, one repeat. Times are
+medians after a warm-up, reported as wall time and as process CPU time (the steadier figure on a shared
+machine).
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from _harness import machine, parse_args, timeit, write_report
+from _harness import machine, write_report
 
 import tensorplay as tp
 from tensorplay import nn
@@ -32,6 +36,7 @@ from tensorplay.nn import functional as F
 from tensorplay.nn.cache import DynamicCache, LinearStateCache, PagedCache, QuantizedCache, StaticCache
 from tensorplay.nn.modules.gated_delta import GatedDeltaNet
 from tensorplay.nn.modules.kimi_delta import KimiDeltaAttention
+from tensorplay.nn.modules.latent_attention import MultiheadLatentAttention
 
 HIDDEN, LAYERS, HEADS, VOCAB = 128, 4, 8, 256
 HEAD_DIM = HIDDEN // HEADS
@@ -53,6 +58,20 @@ def _gqa(kv_heads: int) -> Callable[[int], nn.Module]:
     return lambda i: nn.GroupedQueryAttention(HIDDEN, HEADS, kv_heads, layer_idx=i)
 
 
+MLA_RANK, MLA_ROPE = 32, 8
+
+
+def _mla(i: int) -> nn.Module:
+    return MultiheadLatentAttention(
+        HIDDEN,
+        HEADS,
+        kv_lora_rank=MLA_RANK,
+        qk_nope_head_dim=HEAD_DIM,
+        qk_rope_head_dim=MLA_ROPE,
+        layer_idx=i,
+    )
+
+
 # One key and one value vector per head and token, 4 bytes a channel (int8: 1 byte a channel + 4 of scale).
 _MHA_BYTES = 2 * HEADS * HEAD_DIM * 4
 _GQA_BYTES = 2 * 2 * HEAD_DIM * 4
@@ -63,6 +82,9 @@ CASES = [
     Case("gqa(kv=2) + StaticCache", _gqa(2), lambda n: StaticCache(n + 64), None),
     Case("gqa(kv=2) + PagedCache(16)", _gqa(2), lambda n: PagedCache(16), _GQA_BYTES),
     Case("gqa(kv=2) + QuantizedCache", _gqa(2), lambda n: QuantizedCache(), 2 * 2 * (HEAD_DIM + 4)),
+    # MLA caches one latent (kv_lora_rank) and one shared rotary key (rope dim) per token, for all heads.
+    Case("mla(r=32) + DynamicCache", _mla, lambda n: DynamicCache(), (MLA_RANK + MLA_ROPE) * 4),
+    Case("mla(r=32) + QuantizedCache", _mla, lambda n: QuantizedCache(), MLA_RANK + MLA_ROPE + 2 * 4),
     # Linear mixers: a float32 [H, Dk, Dv] state and the last kernel_size - 1 conv inputs, at any length.
     Case(
         "gated_delta + LinearStateCache",
@@ -118,6 +140,19 @@ def stored_bytes(obj: Any, seen: set[int] | None = None) -> int:
     if hasattr(obj, "__dict__") and not isinstance(obj, type):
         return sum(stored_bytes(v, seen) for v in vars(obj).values())
     return 0
+
+
+def cpu_and_wall(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
+    """Median wall seconds and median process CPU seconds (all threads) per call of `fn`, after a warm-up.
+    The CPU figure is the steadier one on a shared machine: waiting for a core costs wall time only."""
+    fn()
+    wall, cpu = [], []
+    for _ in range(repeats):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - w0)
+        cpu.append(time.process_time() - c0)
+    return float(np.median(wall)), float(np.median(cpu))
 
 
 def _prefill(model: ZooLM, cache: Any, length: int, rng: np.random.Generator) -> None:
@@ -185,48 +220,81 @@ def training(cases: list[Case], seq: int, repeats: int) -> list[dict]:
         model = ZooLM(case.mixer).train()
         opt = tp.optim.AdamW(model.parameters(), lr=1e-4)
         ids = tp.tensor(rng.integers(0, VOCAB, (1, seq + 1)))
-        sec = timeit(_train_step(model, opt, ids[:, :-1], ids[:, 1:]), 1, repeats)
-        rows.append({"mixer": mixer_name, "seq": seq, "step_s": sec, "tokens_per_s": seq / sec})
-        print(f"train   {mixer_name:<34} 1x{seq}: {seq / sec:10.1f} tokens/s ({sec * 1e3:.0f} ms/step)")
+        sec, cpu = cpu_and_wall(_train_step(model, opt, ids[:, :-1], ids[:, 1:]), repeats)
+        rows.append(
+            {"mixer": mixer_name, "seq": seq, "step_s": sec, "step_cpu_s": cpu, "tokens_per_s": seq / sec}
+        )
+        print(
+            f"train   {mixer_name:<34} 1x{seq}: {seq / sec:10.1f} tokens/s ({sec * 1e3:.0f} ms/step, "
+            f"{cpu * 1e3:.0f} ms CPU)"
+        )
     return rows
 
 
+def _decode_steps(model: ZooLM, cache: Any, steps: int, rng: np.random.Generator) -> Callable[[], None]:
+    token = tp.tensor(rng.integers(0, VOCAB, (1, 1)))
+
+    def run() -> None:
+        nonlocal token
+        for _ in range(steps):
+            token = model(token, past_key_values=cache)[:, -1].argmax(-1, keepdim=True)
+
+    return run
+
+
 def decode(cases: list[Case], context: int, steps: int, repeats: int) -> list[dict]:
-    """(c): tokens/s of single-token steps through each cache after a `context`-token prefill."""
+    """(c): tokens/s of single-token greedy steps through each cache after a `context`-token prefill (the
+    context grows by `steps * repeats` tokens during the measurement, under 1%)."""
     rng = np.random.default_rng(2)
     rows = []
     for case in cases:
         tp.manual_seed(0)
         model = ZooLM(case.mixer).eval()
-        samples = []
-        for _ in range(repeats):
-            cache = case.cache(context + steps + 1)
-            _prefill(model, cache, context, rng)
-            token = tp.tensor(rng.integers(0, VOCAB, (1, 1)))
-            with tp.no_grad():
-                token = model(token, past_key_values=cache)[:, -1].argmax(-1, keepdim=True)  # warm-up
-                t0 = time.perf_counter()
-                for _ in range(steps):
-                    token = model(token, past_key_values=cache)[:, -1].argmax(-1, keepdim=True)
-                samples.append((time.perf_counter() - t0) / steps)
-        sec = float(np.median(samples))
-        rows.append({"case": case.name, "context": context, "step_s": sec, "tokens_per_s": 1 / sec})
-        print(f"decode  {case.name:<34} after {context}: {1 / sec:10.1f} tokens/s")
+        cache = case.cache(context + steps * repeats + 1)
+        _prefill(model, cache, context, rng)
+        with tp.no_grad():
+            wall, cpu = cpu_and_wall(_decode_steps(model, cache, steps, rng), repeats)
+        wall, cpu = wall / steps, cpu / steps
+        rows.append(
+            {
+                "case": case.name,
+                "context": context,
+                "step_s": wall,
+                "step_cpu_s": cpu,
+                "tokens_per_s": 1 / wall,
+            }
+        )
+        print(
+            f"decode  {case.name:<34} after {context}: {1 / wall:10.1f} tokens/s "
+            f"({cpu * 1e3:.1f} ms CPU/token)"
+        )
     return rows
 
 
 def main() -> None:
-    args = parse_args(__doc__, "mixers", "contexts 64-256, sequence 128, one repeat")
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="contexts 64-256, sequence 128, one repeat")
+    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "mixers.json"))
+    p.add_argument(
+        "--only", default="", help="comma-separated name prefixes of the cases to run (MHA always)"
+    )
+    p.add_argument("--threads", type=int, default=None, help="tensorplay.set_num_threads (default: leave)")
+    args = p.parse_args()
+    if args.threads:
+        tp.set_num_threads(args.threads)
+    cases = [
+        c for c in CASES if c is CASES[0] or not args.only or c.name.startswith(tuple(args.only.split(",")))
+    ]
     if args.quick:
         lengths, seq, context, steps, repeats = [64, 128, 256], 128, 256, 4, 1
     else:
-        lengths, seq, context, steps, repeats = [256, 1024, 4096], 1024, 4096, 16, 3
+        lengths, seq, context, steps, repeats = [256, 1024, 4096], 1024, 4096, 8, 3
     report = {
         **machine(),
         "model": {"hidden": HIDDEN, "layers": LAYERS, "heads": HEADS, "head_dim": HEAD_DIM, "vocab": VOCAB},
-        "memory": memory(CASES, lengths),
-        "training": training(CASES, seq, repeats),
-        "decode": decode(CASES, context, steps, repeats),
+        "memory": memory(cases, lengths),
+        "training": training(cases, seq, repeats),
+        "decode": decode(cases, context, steps, repeats),
     }
     write_report(report, args.out)
 
