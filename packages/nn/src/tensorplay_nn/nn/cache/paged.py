@@ -14,6 +14,8 @@ from tensorplay_p10 import Tensor
 
 from .base import Cache, check_key_value, grow_slots
 
+__all__ = ["PagedCache"]
+
 
 class PagedCache(Cache):
     """A cache whose positions live in pages of `block_size` slots, addressed by a block table.

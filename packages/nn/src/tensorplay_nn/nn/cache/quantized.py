@@ -12,6 +12,8 @@ from tensorplay_p10 import Tensor
 
 from .base import Cache, check_continues, check_key_value, grow_slots
 
+__all__ = ["QuantizedCache"]
+
 # A vector of zeros still gets a usable (non-zero) scale, so that dividing by it stays finite.
 _MIN_SCALE = 1e-8
 
