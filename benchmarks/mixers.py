@@ -178,6 +178,7 @@ def memory(cases: list[Case], lengths: list[int]) -> list[dict]:
                 "context": n,
                 "cache_bytes": total,
                 "bytes_per_token": total / n,
+                "bytes_per_token_layer": total / n / LAYERS,
                 "ratio_vs_mha": total / baseline[n],
             }
             if case.theory_bytes_per_token_layer is not None:
@@ -222,7 +223,14 @@ def training(cases: list[Case], seq: int, repeats: int) -> list[dict]:
         ids = tp.tensor(rng.integers(0, VOCAB, (1, seq + 1)))
         sec, cpu = cpu_and_wall(_train_step(model, opt, ids[:, :-1], ids[:, 1:]), repeats)
         rows.append(
-            {"mixer": mixer_name, "seq": seq, "step_s": sec, "step_cpu_s": cpu, "tokens_per_s": seq / sec}
+            {
+                "mixer": mixer_name,
+                "seq": seq,
+                "step_s": sec,
+                "step_cpu_s": cpu,
+                "tokens_per_s": seq / sec,
+                "tokens_per_cpu_s": seq / cpu,
+            }
         )
         print(
             f"train   {mixer_name:<34} 1x{seq}: {seq / sec:10.1f} tokens/s ({sec * 1e3:.0f} ms/step, "
@@ -262,6 +270,7 @@ def decode(cases: list[Case], context: int, steps: int, repeats: int) -> list[di
                 "step_s": wall,
                 "step_cpu_s": cpu,
                 "tokens_per_s": 1 / wall,
+                "tokens_per_cpu_s": 1 / cpu,
             }
         )
         print(
