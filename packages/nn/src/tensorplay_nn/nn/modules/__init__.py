@@ -15,6 +15,7 @@ from . import (
     causal_attention,
     causal_encoder_decoder,
     channelshuffle,
+    compressed_attention,
     container,
     conv,
     distance,
@@ -45,6 +46,7 @@ from .batchnorm import *  # noqa: F403
 from .causal_attention import *  # noqa: F403
 from .causal_encoder_decoder import *  # noqa: F403
 from .channelshuffle import *  # noqa: F403
+from .compressed_attention import *  # noqa: F403
 from .container import *  # noqa: F403
 from .conv import *  # noqa: F403
 from .distance import *  # noqa: F403
@@ -77,6 +79,7 @@ __all__ += batchnorm.__all__
 __all__ += causal_attention.__all__
 __all__ += causal_encoder_decoder.__all__
 __all__ += channelshuffle.__all__
+__all__ += compressed_attention.__all__
 __all__ += container.__all__
 __all__ += conv.__all__
 __all__ += distance.__all__
