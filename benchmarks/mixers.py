@@ -33,7 +33,15 @@ from _harness import machine, write_report
 import tensorplay as tp
 from tensorplay import nn
 from tensorplay.nn import functional as F
-from tensorplay.nn.cache import DynamicCache, LinearStateCache, PagedCache, QuantizedCache, StaticCache
+from tensorplay.nn.cache import (
+    DynamicCache,
+    LinearStateCache,
+    PagedCache,
+    QuantizedCache,
+    SlidingWindowCache,
+    StaticCache,
+)
+from tensorplay.nn.modules.compressed_attention import CompressedSparseAttention
 from tensorplay.nn.modules.gated_delta import GatedDeltaNet
 from tensorplay.nn.modules.kimi_delta import KimiDeltaAttention
 from tensorplay.nn.modules.latent_attention import MultiheadLatentAttention
@@ -44,14 +52,13 @@ HEAD_DIM = HIDDEN // HEADS
 
 @dataclass(frozen=True)
 class Case:
-    """A mixer with one cache: how to build both, and the cache bytes per layer its layout predicts: so many
-    per token plus a fixed part (None where the size depends on the allocation policy, as StaticCache's)."""
+    """A mixer with one cache: how to build both, and the bytes per layer its layout predicts after n tokens
+    (None where the size depends on the allocation policy, as StaticCache's)."""
 
     name: str
     mixer: Callable[[int], nn.Module]  # layer_idx -> mixer
     cache: Callable[[int], Any]  # context length -> empty cache
-    theory_bytes_per_token_layer: float | None
-    theory_fixed_bytes_layer: float = 0.0
+    theory_bytes_layer: Callable[[int], float] | None
 
 
 def _gqa(kv_heads: int) -> Callable[[int], nn.Module]:
@@ -72,19 +79,57 @@ def _mla(i: int) -> nn.Module:
     )
 
 
+CSA_WINDOW, CSA_RATE, CSA_INDEX_DIM = 128, 4, 32
+
+
+def _csa(i: int) -> nn.Module:
+    return CompressedSparseAttention(
+        HIDDEN,
+        HEADS,
+        HEAD_DIM,
+        q_lora_rank=32,
+        compress_rate=CSA_RATE,
+        window_size=CSA_WINDOW,
+        index_head_dim=CSA_INDEX_DIM,
+        layer_idx=i,
+    )
+
+
 # One key and one value vector per head and token, 4 bytes a channel (int8: 1 byte a channel + 4 of scale).
 _MHA_BYTES = 2 * HEADS * HEAD_DIM * 4
 _GQA_BYTES = 2 * 2 * HEAD_DIM * 4
 
+_GATED_STATE = HEADS * HEAD_DIM * HEAD_DIM * 4  # float32 [H, Dk, Dv]
+_GATED_CONV = (2 * (HEADS // 2) * HEAD_DIM + HEADS * HEAD_DIM) * 3 * 4  # conv_dim x (kernel 4 - 1)
+_KIMI_CONV = 3 * HEADS * HEAD_DIM * 3 * 4
+
 CASES = [
-    Case("mha + DynamicCache", _gqa(HEADS), lambda n: DynamicCache(), _MHA_BYTES),
-    Case("gqa(kv=2) + DynamicCache", _gqa(2), lambda n: DynamicCache(), _GQA_BYTES),
+    Case("mha + DynamicCache", _gqa(HEADS), lambda n: DynamicCache(), lambda n: _MHA_BYTES * n),
+    Case("gqa(kv=2) + DynamicCache", _gqa(2), lambda n: DynamicCache(), lambda n: _GQA_BYTES * n),
     Case("gqa(kv=2) + StaticCache", _gqa(2), lambda n: StaticCache(n + 64), None),
-    Case("gqa(kv=2) + PagedCache(16)", _gqa(2), lambda n: PagedCache(16), _GQA_BYTES),
-    Case("gqa(kv=2) + QuantizedCache", _gqa(2), lambda n: QuantizedCache(), 2 * 2 * (HEAD_DIM + 4)),
+    Case("gqa(kv=2) + PagedCache(16)", _gqa(2), lambda n: PagedCache(16), lambda n: _GQA_BYTES * n),
+    Case(
+        "gqa(kv=2) + QuantizedCache",
+        _gqa(2),
+        lambda n: QuantizedCache(),
+        lambda n: 2 * 2 * (HEAD_DIM + 4) * n,
+    ),
     # MLA caches one latent (kv_lora_rank) and one shared rotary key (rope dim) per token, for all heads.
-    Case("mla(r=32) + DynamicCache", _mla, lambda n: DynamicCache(), (MLA_RANK + MLA_ROPE) * 4),
-    Case("mla(r=32) + QuantizedCache", _mla, lambda n: QuantizedCache(), MLA_RANK + MLA_ROPE + 2 * 4),
+    Case("mla(r=32) + DynamicCache", _mla, lambda n: DynamicCache(), lambda n: (MLA_RANK + MLA_ROPE) * 4 * n),
+    Case(
+        "mla(r=32) + QuantizedCache",
+        _mla,
+        lambda n: QuantizedCache(),
+        lambda n: (MLA_RANK + MLA_ROPE + 2 * 4) * n,
+    ),
+    # CSA: a window of exact keys (k and v, one head) plus one compressed entry per CSA_RATE tokens for the
+    # attention and one for the indexer (their int64 end positions and the partial-window tails come on top).
+    Case(
+        "csa(W=128,m=4) + SlidingWindowCache",
+        _csa,
+        lambda n: SlidingWindowCache(CSA_WINDOW),
+        lambda n: 2 * min(n, CSA_WINDOW) * HEAD_DIM * 4 + (HEAD_DIM + CSA_INDEX_DIM) * 4 * (n // CSA_RATE),
+    ),
     # Linear mixers: a float32 [H, Dk, Dv] state and the last kernel_size - 1 conv inputs, at any length.
     Case(
         "gated_delta + LinearStateCache",
@@ -92,15 +137,13 @@ CASES = [
             HIDDEN, num_v_heads=HEADS, num_k_heads=HEADS // 2, head_k_dim=HEAD_DIM, layer_idx=i
         ),
         lambda n: LinearStateCache(),
-        0.0,
-        (HEADS * HEAD_DIM * HEAD_DIM + (2 * (HEADS // 2) * HEAD_DIM + HEADS * HEAD_DIM) * 3) * 4,
+        lambda n: _GATED_STATE + _GATED_CONV,
     ),
     Case(
         "kimi_delta + LinearStateCache",
         lambda i: KimiDeltaAttention(HIDDEN, num_heads=HEADS, head_dim=HEAD_DIM, layer_idx=i),
         lambda n: LinearStateCache(),
-        0.0,
-        (HEADS * HEAD_DIM * HEAD_DIM + 3 * HEADS * HEAD_DIM * 3) * 4,
+        lambda n: _GATED_STATE + _KIMI_CONV,
     ),
 ]
 
@@ -156,8 +199,12 @@ def cpu_and_wall(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
 
 
 def _prefill(model: ZooLM, cache: Any, length: int, rng: np.random.Generator) -> None:
+    """`length` tokens into `cache`: a prefill of `length - 1`, then one decode step, so that every cache is
+    in its decoding state (a SlidingWindowCache keeps a whole prefill until the next write trims it)."""
+    ids = tp.tensor(rng.integers(0, VOCAB, (1, length)))
     with tp.no_grad():
-        model(tp.tensor(rng.integers(0, VOCAB, (1, length))), past_key_values=cache)
+        model(ids[:, :-1], past_key_values=cache)
+        model(ids[:, -1:], past_key_values=cache)
 
 
 def memory(cases: list[Case], lengths: list[int]) -> list[dict]:
@@ -181,8 +228,8 @@ def memory(cases: list[Case], lengths: list[int]) -> list[dict]:
                 "bytes_per_token_layer": total / n / LAYERS,
                 "ratio_vs_mha": total / baseline[n],
             }
-            if case.theory_bytes_per_token_layer is not None:
-                theory = case.theory_bytes_per_token_layer * n + case.theory_fixed_bytes_layer
+            if case.theory_bytes_layer is not None:
+                theory = case.theory_bytes_layer(n)
                 row["theory_cache_bytes"] = theory * LAYERS
                 row["theory_ratio_vs_mha"] = theory / (_MHA_BYTES * n)
             rows.append(row)
