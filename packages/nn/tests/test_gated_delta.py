@@ -111,6 +111,15 @@ def as_tp(arrays: dict) -> dict:
     return {name: tp.tensor(a) for name, a in arrays.items()}
 
 
+def composite_rule(q, k, v, g, beta, chunk_size, initial_state, l2: bool = True):
+    """The tensor-op chunked scan (`_chunk_delta_rule_reference`) behind the rule functions' contract: the
+    public functions run the native op `delta_rule`, and this is what it is checked against."""
+    if l2:
+        q, k = l2norm(q), l2norm(k)
+    q = q * int(q.shape[-1]) ** -0.5
+    return _chunk_delta_rule_reference(q, k, v, g, beta, initial_state=initial_state, chunk_size=chunk_size)
+
+
 # ---------------------------------------------------------------- a tiny LM around any mixer
 
 
@@ -164,6 +173,14 @@ def check_causal(model: nn.Module, x: tp.Tensor, cut: int) -> None:
     y2 = model(x2).detach().numpy()
     np.testing.assert_allclose(y2[:, :cut], y[:, :cut], atol=1e-6)
     assert np.abs(y2[:, cut:] - y[:, cut:]).max() > 1e-3
+
+
+def check_remembers_beyond_the_conv_window(model: nn.Module, x: tp.Tensor) -> None:
+    """Changing only token 0 changes the output at position 12, which the 4-tap convolution cannot see:
+    the information travelled through the recurrent state."""
+    x2 = x.clone()
+    x2[:, 0] = x2[:, 0] + 1.0
+    assert np.abs(model(x2).detach().numpy()[:, 12] - model(x).detach().numpy()[:, 12]).max() > 1e-5
 
 
 def check_trains(make_mixer: Callable[[int], nn.Module], steps: int = 200) -> tuple[float, float]:
@@ -269,9 +286,11 @@ def test_chunk_equals_recurrent_float32(t: int, chunk: int) -> None:
     out_r, s_r = recurrent_gated_delta_rule(
         *args, initial_state=tt["s0"], output_final_state=True, use_qk_l2norm_in_kernel=True
     )
-    assert out_c.dtype == tp.float32 and s_c.dtype == tp.float32 and tuple(s_c.shape) == (2, 3, 16, 8)
-    np.testing.assert_allclose(out_c.numpy(), out_r.numpy(), atol=1e-5)
-    np.testing.assert_allclose(s_c.numpy(), s_r.numpy(), atol=1e-5)
+    out_x, s_x = composite_rule(*args, chunk, tt["s0"])
+    for out, state in ((out_c, s_c), (out_x, s_x)):  # the native op, and the composite reference
+        assert out.dtype == tp.float32 and state.dtype == tp.float32 and tuple(state.shape) == (2, 3, 16, 8)
+        np.testing.assert_allclose(out.numpy(), out_r.numpy(), atol=1e-5)
+        np.testing.assert_allclose(state.numpy(), s_r.numpy(), atol=1e-5)
 
 
 def test_chunk_matches_numpy_and_the_composite_reference() -> None:
@@ -290,12 +309,11 @@ def test_chunk_matches_numpy_and_the_composite_reference() -> None:
     )
     np.testing.assert_allclose(ref_out.numpy(), want_out, atol=1e-10)
     np.testing.assert_allclose(ref_state.numpy(), want_state, atol=1e-10)
-    if hasattr(tp, "delta_rule"):  # the native op agrees with its composite reference
-        nat_out, nat_state = tp.delta_rule(
-            tp.tensor(qn), tp.tensor(kn), t["v"], t["g"], t["beta"], initial_state=t["s0"], chunk_size=16
-        )
-        np.testing.assert_allclose(nat_out.numpy(), want_out, atol=1e-10)
-        np.testing.assert_allclose(nat_state.numpy(), want_state, atol=1e-10)
+    nat_out, nat_state = tp.delta_rule(  # the native op, called directly with the same contract
+        tp.tensor(qn), tp.tensor(kn), t["v"], t["g"], t["beta"], initial_state=t["s0"], chunk_size=16
+    )
+    np.testing.assert_allclose(nat_out.numpy(), want_out, atol=1e-10)
+    np.testing.assert_allclose(nat_state.numpy(), want_state, atol=1e-10)
 
 
 @pytest.mark.parametrize("split", [1, 20, 32, 33])
@@ -304,20 +322,11 @@ def test_continuing_from_a_final_state_equals_the_full_sequence(split: int, rule
     tt = as_tp(rule_inputs(2, 50, 2, 8, 4, seed=5, state=False))
     fn = chunk_gated_delta_rule if rule == "chunk" else recurrent_gated_delta_rule
     kw = {"chunk_size": 16} if rule == "chunk" else {}
+    kw.update(output_final_state=True, use_qk_l2norm_in_kernel=True)
     names = ("q", "k", "v", "g", "beta")
-    full, full_state = fn(
-        *(tt[n] for n in names), output_final_state=True, use_qk_l2norm_in_kernel=True, **kw
-    )
-    first, mid = fn(
-        *(tt[n][:, :split] for n in names), output_final_state=True, use_qk_l2norm_in_kernel=True, **kw
-    )
-    second, end = fn(
-        *(tt[n][:, split:] for n in names),
-        initial_state=mid,
-        output_final_state=True,
-        use_qk_l2norm_in_kernel=True,
-        **kw,
-    )
+    full, full_state = fn(*(tt[n] for n in names), **kw)
+    first, mid = fn(*(tt[n][:, :split] for n in names), **kw)
+    second, end = fn(*(tt[n][:, split:] for n in names), initial_state=mid, **kw)
     np.testing.assert_allclose(np.concatenate([first.numpy(), second.numpy()], 1), full.numpy(), atol=1e-5)
     np.testing.assert_allclose(end.numpy(), full_state.numpy(), atol=1e-5)
 
@@ -340,14 +349,10 @@ def test_rule_dtypes_state_flag_empty_and_noncontiguous_inputs() -> None:
     # T = 0: an empty output, and the state passes through.
     empty = {n: x[:, :0] for n, x in t.items() if n != "s0"}
     for fn in (chunk_gated_delta_rule, recurrent_gated_delta_rule):
+        out0, s0 = fn(*(empty[n] for n in ("q", "k", "v", "g", "beta")), output_final_state=True)
+        assert tuple(s0.shape) == (1, 2, 4, 3) and float(s0.abs().max()) == 0.0  # zeros when none given
         out0, s0 = fn(
-            empty["q"],
-            empty["k"],
-            empty["v"],
-            empty["g"],
-            empty["beta"],
-            initial_state=t["s0"],
-            output_final_state=True,
+            *(empty[n] for n in ("q", "k", "v", "g", "beta")), initial_state=t["s0"], output_final_state=True
         )
         assert tuple(out0.shape) == (1, 0, 2, 3)
         np.testing.assert_allclose(s0.numpy(), a["s0"], atol=0)
@@ -395,7 +400,7 @@ def test_unit_lower_inverse_matches_numpy() -> None:
         np.testing.assert_allclose(_unit_lower_inverse(tp.tensor(a)).numpy(), want, atol=1e-10)
 
 
-@pytest.mark.parametrize("rule", ["chunk", "recurrent"])
+@pytest.mark.parametrize("rule", ["chunk", "composite", "recurrent"])
 def test_rule_gradcheck(rule: str) -> None:
     t = as_tp(rule_inputs(1, 5, 2, 3, 2, seed=9, dtype=np.float64))
     inputs = tuple(t[n].requires_grad_(True) for n in ("q", "k", "v", "g", "beta", "s0"))
@@ -403,25 +408,30 @@ def test_rule_gradcheck(rule: str) -> None:
     def fn(q, k, v, g, beta, s0):
         if rule == "chunk":  # chunk 2 over T = 5: two full chunks and a padded one
             return chunk_gated_delta_rule(q, k, v, g, beta, 2, s0, True, use_qk_l2norm_in_kernel=True)
+        if rule == "composite":
+            return composite_rule(q, k, v, g, beta, 2, s0)
         return recurrent_gated_delta_rule(q, k, v, g, beta, s0, True, use_qk_l2norm_in_kernel=True)
 
     assert tp.autograd.gradcheck(fn, inputs)
 
 
-def test_chunk_and_recurrent_gradients_agree() -> None:
+def test_chunk_composite_and_recurrent_gradients_agree() -> None:
     names = ("q", "k", "v", "g", "beta", "s0")
     grads = {}
-    for rule in ("chunk", "recurrent"):
+    for rule in ("chunk", "composite", "recurrent"):
         t = as_tp(rule_inputs(2, 21, 2, 8, 4, seed=10))
         ins = [t[n].requires_grad_(True) for n in names]
         if rule == "chunk":
             out, s = chunk_gated_delta_rule(*ins[:5], 8, ins[5], True, True)
+        elif rule == "composite":
+            out, s = composite_rule(*ins[:5], 8, ins[5])
         else:
             out, s = recurrent_gated_delta_rule(*ins[:5], ins[5], True, True)
         (out.sin().sum() + s.square().sum()).backward()
         grads[rule] = [x.grad.numpy() for x in ins]
-    for name, gc, gr in zip(names, grads["chunk"], grads["recurrent"], strict=True):
-        np.testing.assert_allclose(gc, gr, atol=2e-4, rtol=1e-4, err_msg=name)
+    for rule in ("chunk", "composite"):
+        for name, got, want in zip(names, grads[rule], grads["recurrent"], strict=True):
+            np.testing.assert_allclose(got, want, atol=2e-4, rtol=1e-4, err_msg=f"{rule}: {name}")
 
 
 # ---------------------------------------------------------------- GatedDeltaNet
@@ -451,16 +461,8 @@ def np_gated_delta_net(m: GatedDeltaNet, x: np.ndarray) -> np.ndarray:
 
 
 def make_gdn(**kw) -> GatedDeltaNet:
-    args = {
-        "hidden_size": 24,
-        "num_v_heads": 4,
-        "num_k_heads": 2,
-        "head_k_dim": 8,
-        "head_v_dim": 6,
-        "chunk_size": 8,
-    }
-    args.update(kw)
-    m = GatedDeltaNet(**args)
+    args = dict(hidden_size=24, num_v_heads=4, num_k_heads=2, head_k_dim=8, head_v_dim=6, chunk_size=8)
+    m = GatedDeltaNet(**{**args, **kw})
     randomize_convs(m)
     return m
 
@@ -478,22 +480,10 @@ def test_gated_delta_net_attributes_parameters_and_init() -> None:
     np.testing.assert_array_equal(m.dt_bias.detach().numpy(), np.ones(6))
     a = np.exp(m.A_log.detach().numpy())
     assert a.shape == (6,) and a.min() >= 0.01 - 1e-6 and a.max() <= 16.0 + 1e-4
-    assert (
-        isinstance(m.norm, GatedRMSNorm)
-        and m.norm.activation == "silu"
-        and tuple(m.norm.weight.shape) == (8,)
-    )
+    assert isinstance(m.norm, GatedRMSNorm) and m.norm.activation == "silu" and m.norm.dim == 8
     assert tuple(m.out_proj.weight.shape) == (32, 48) and m.out_proj.bias is None
-    names = {n for n, _ in m.named_parameters()}
-    assert names == {
-        "in_proj_qkvz.weight",
-        "in_proj_ba.weight",
-        "conv1d_weight",
-        "dt_bias",
-        "A_log",
-        "norm.weight",
-        "out_proj.weight",
-    }
+    names = "in_proj_qkvz.weight in_proj_ba.weight conv1d_weight dt_bias A_log norm.weight out_proj.weight"
+    assert {n for n, _ in m.named_parameters()} == set(names.split())
     m2 = GatedDeltaNet(
         16, 2, 2, 4, head_v_dim=3, conv_kernel_size=2, rms_norm_eps=1e-5, chunk_size=16, dtype=tp.float64
     )
@@ -529,6 +519,22 @@ def test_gated_delta_net_matches_numpy(hv: int, hk: int) -> None:
     assert m(tp.zeros(1, 0, 24)).shape == (1, 0, 24)
 
 
+def test_gated_delta_net_in_bfloat16_keeps_a_float32_state() -> None:
+    tp.manual_seed(19)
+    m = make_gdn()
+    m16 = make_gdn().to(tp.bfloat16)
+    m16.load_state_dict({k: v.to(tp.bfloat16) for k, v in m.state_dict().items()})
+    x = tp.randn(2, 9, 24)
+    cache = LinearStateCache()
+    with tp.no_grad():
+        y16 = m16(x.to(tp.bfloat16), past_key_values=cache)
+        step = m16(x[:, :1].to(tp.bfloat16), past_key_values=cache)
+    assert y16.dtype == tp.bfloat16 and step.dtype == tp.bfloat16
+    assert cache.recurrent_states[0].dtype == tp.float32
+    ref = m.to(tp.float32)(tp.tensor(x.to(tp.bfloat16).float().numpy())).detach().numpy()
+    np.testing.assert_allclose(y16.float().numpy(), ref, atol=0.05 * np.abs(ref).max())
+
+
 def test_gated_delta_net_in_a_block_shapes_gradients_and_causality() -> None:
     tp.manual_seed(14)
     block = TransformerBlock(24, make_gdn(layer_idx=1))
@@ -543,6 +549,8 @@ def test_gated_delta_net_in_a_block_shapes_gradients_and_causality() -> None:
     with tp.no_grad():
         for cut in (1, 7, 8, 13):  # inside and at the edges of the 8-token chunks
             check_causal(block, x.detach(), cut)
+        block.mixer.A_log.fill_(-2.0)  # slow decays (A = e^-2), so token 0 still counts 12 steps later
+        check_remembers_beyond_the_conv_window(block, x.detach())
 
 
 def test_gated_delta_net_gradcheck_float64() -> None:

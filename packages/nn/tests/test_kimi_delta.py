@@ -17,7 +17,9 @@ from test_gated_delta import (
     as_tp,
     check_causal,
     check_prefill_then_decode,
+    check_remembers_beyond_the_conv_window,
     check_trains,
+    composite_rule,
     np_delta_rule,
     np_gated_rms,
     np_l2norm,
@@ -73,9 +75,11 @@ def test_chunk_equals_recurrent_float32(t: int, chunk: int) -> None:
     args = tuple(tt[n] for n in NAMES)
     out_c, s_c = chunk_kimi_delta_rule(*args, chunk, tt["s0"], True, True)
     out_r, s_r = recurrent_kimi_delta_rule(*args, tt["s0"], True, True)
-    assert out_c.dtype == tp.float32 and s_c.dtype == tp.float32 and tuple(s_c.shape) == (2, 3, 16, 8)
-    np.testing.assert_allclose(out_c.numpy(), out_r.numpy(), atol=1e-5)
-    np.testing.assert_allclose(s_c.numpy(), s_r.numpy(), atol=1e-5)
+    out_x, s_x = composite_rule(*args, chunk, tt["s0"])
+    for out, state in ((out_c, s_c), (out_x, s_x)):  # the native op, and the composite reference
+        assert out.dtype == tp.float32 and state.dtype == tp.float32 and tuple(state.shape) == (2, 3, 16, 8)
+        np.testing.assert_allclose(out.numpy(), out_r.numpy(), atol=1e-5)
+        np.testing.assert_allclose(state.numpy(), s_r.numpy(), atol=1e-5)
 
 
 def test_chunk_survives_gates_that_decay_by_more_than_float32_range() -> None:
@@ -86,9 +90,11 @@ def test_chunk_survives_gates_that_decay_by_more_than_float32_range() -> None:
     t = as_tp(a)
     out_c, s_c = chunk_kimi_delta_rule(*(t[n] for n in NAMES), 64, t["s0"], True, True)
     out_r, s_r = recurrent_kimi_delta_rule(*(t[n] for n in NAMES), t["s0"], True, True)
-    assert bool(tp.isfinite(out_c).all()) and bool(tp.isfinite(s_c).all())
-    np.testing.assert_allclose(out_c.numpy(), out_r.numpy(), atol=1e-5)
-    np.testing.assert_allclose(s_c.numpy(), s_r.numpy(), atol=1e-5)
+    out_x, s_x = composite_rule(*(t[n] for n in NAMES), 64, t["s0"])
+    for out, state in ((out_c, s_c), (out_x, s_x)):
+        assert bool(tp.isfinite(out).all()) and bool(tp.isfinite(state).all())
+        np.testing.assert_allclose(out.numpy(), out_r.numpy(), atol=1e-5)
+        np.testing.assert_allclose(state.numpy(), s_r.numpy(), atol=1e-5)
 
 
 def test_chunk_matches_numpy_and_the_composite_reference() -> None:
@@ -106,12 +112,11 @@ def test_chunk_matches_numpy_and_the_composite_reference() -> None:
     )
     np.testing.assert_allclose(ref_out.numpy(), want_out, atol=1e-10)
     np.testing.assert_allclose(ref_state.numpy(), want_state, atol=1e-10)
-    if hasattr(tp, "delta_rule"):  # the native op agrees with its composite reference
-        nat_out, nat_state = tp.delta_rule(
-            qn, kn, t["v"], t["g"], t["beta"], initial_state=t["s0"], chunk_size=16
-        )
-        np.testing.assert_allclose(nat_out.numpy(), want_out, atol=1e-10)
-        np.testing.assert_allclose(nat_state.numpy(), want_state, atol=1e-10)
+    nat_out, nat_state = tp.delta_rule(
+        qn, kn, t["v"], t["g"], t["beta"], initial_state=t["s0"], chunk_size=16
+    )
+    np.testing.assert_allclose(nat_out.numpy(), want_out, atol=1e-10)
+    np.testing.assert_allclose(nat_state.numpy(), want_state, atol=1e-10)
 
 
 @pytest.mark.parametrize("split", [1, 16, 29])
@@ -145,7 +150,7 @@ def test_rule_shapes_empty_and_errors() -> None:
         recurrent_kimi_delta_rule(t["q"], t["k"], t["v"], t["g"], t["g"])
 
 
-@pytest.mark.parametrize("rule", ["chunk", "recurrent"])
+@pytest.mark.parametrize("rule", ["chunk", "composite", "recurrent"])
 def test_rule_gradcheck(rule: str) -> None:
     t = as_tp(rule_inputs(1, 5, 2, 3, 2, per_channel=True, seed=6, dtype=np.float64))
     inputs = tuple(t[n].requires_grad_(True) for n in (*NAMES, "s0"))
@@ -153,6 +158,8 @@ def test_rule_gradcheck(rule: str) -> None:
     def fn(q, k, v, g, beta, s0):
         if rule == "chunk":  # chunk 2 over T = 5: two full chunks and a padded one
             return chunk_kimi_delta_rule(q, k, v, g, beta, 2, s0, True, use_qk_l2norm_in_kernel=True)
+        if rule == "composite":
+            return composite_rule(q, k, v, g, beta, 2, s0)
         return recurrent_kimi_delta_rule(q, k, v, g, beta, s0, True, use_qk_l2norm_in_kernel=True)
 
     assert tp.autograd.gradcheck(fn, inputs)
@@ -178,9 +185,8 @@ def np_kimi(m: KimiDeltaAttention, x: np.ndarray) -> np.ndarray:
 
 
 def make_kda(**kw) -> KimiDeltaAttention:
-    args = {"hidden_size": 24, "num_heads": 3, "head_dim": 8, "chunk_size": 8}
-    args.update(kw)
-    m = KimiDeltaAttention(**args)
+    args = dict(hidden_size=24, num_heads=3, head_dim=8, chunk_size=8)
+    m = KimiDeltaAttention(**{**args, **kw})
     randomize_convs(m)
     return m
 
@@ -236,6 +242,8 @@ def test_kimi_in_a_block_shapes_gradients_and_causality() -> None:
     with tp.no_grad():
         for cut in (1, 7, 8, 13):
             check_causal(block, x.detach(), cut)
+        block.mixer.A_log.fill_(-2.0)  # slow decays (A = e^-2), so token 0 still counts 12 steps later
+        check_remembers_beyond_the_conv_window(block, x.detach())
 
 
 def test_kimi_gradcheck_float64() -> None:

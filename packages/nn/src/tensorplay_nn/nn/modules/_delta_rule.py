@@ -3,9 +3,10 @@
 chunked (WY / UT-transform) form written with tensor ops, and the causal short convolution both mixers run
 first.
 
-Where it sits: below the two mixer modules and their public rule functions. The chunked form has the contract
-of the native P10 op `delta_rule`; `chunk_delta_rule` calls that op when it is registered and the composite
-`_chunk_delta_rule_reference` here otherwise (the tests compare the two). See Note [Chunked delta rule].
+Where it sits: below the two mixer modules and their public rule functions. `chunk_delta_rule` runs the native
+P10 op `delta_rule` (a fused scan kernel with a fused backward, p10/csrc/kernels/delta_rule.cpp);
+`_chunk_delta_rule_reference` here is the chunked algorithm written with tensor ops, with the op's contract —
+the documented composite the tests compare the op against. See Note [Chunked delta rule].
 
 Note [Chunked delta rule]
   Per head, with state S [Dk, Dv] and the decay d_t = exp(g_t) (a scalar, or one factor per key row), a step
@@ -120,16 +121,28 @@ def recurrent_delta_rule(
         if initial_state is None
         else initial_state.to(ct)
     )
+    # A per-head decay scales the whole [Dk, Dv] state ([.., 1, 1]); a per-channel one, each key row
+    # ([.., Dk, 1]).
+    decay = g.exp()[..., None] if g.dim() == 4 else g.exp()[..., None, None]
+    # Rows and columns as [.., 1, D] / [.., D, 1] matrices, split per token by one unbind per tensor.
+    per_token = (
+        x.unbind(1)
+        for x in (
+            decay,
+            k[..., None, :],
+            k[..., None],
+            v[..., None, :],
+            beta[..., None, None],
+            q[..., None, :],
+        )
+    )
     outs = []
-    for i in range(t):
-        # A per-head decay scales the whole [Dk, Dv] state; a per-channel one scales each key row.
-        decay = g[:, i].exp()
-        state = state * (decay[..., None] if g.dim() == 4 else decay[..., None, None])
-        k_t = k[:, i]  # [B, H, Dk]
-        u = beta[:, i, :, None] * (v[:, i] - (k_t[:, :, None, :] @ state)[:, :, 0])  # β (v − Sᵀk)
-        state = state + k_t[..., None] * u[:, :, None, :]
-        outs.append((q[:, i, :, None, :] @ state)[:, :, 0])  # Sᵀq  [B, H, Dv]
-    out = tp.stack(outs, 1) if outs else tp.zeros(b, 0, h, dv, dtype=ct, device=query.device)
+    for d_t, k_row, k_col, v_row, b_t, q_row in zip(*per_token, strict=True):  # each [B, H, ., .]
+        state = state * d_t
+        u = b_t * (v_row - k_row @ state)  # β (v − Sᵀk), as a row [B, H, 1, Dv]
+        state = state + k_col @ u  # S + k uᵀ
+        outs.append(q_row @ state)  # (Sᵀq)ᵀ
+    out = tp.stack(outs, 1).squeeze(3) if outs else tp.zeros(b, 0, h, dv, dtype=ct, device=query.device)
     return out.to(out_dtype), (state if output_final_state else None)
 
 
@@ -229,15 +242,14 @@ def chunk_delta_rule(
     use_qk_l2norm: bool,
     op: str,
 ) -> tuple[Tensor, Tensor | None]:
-    """Normalise and scale q, k, then run the chunked scan: the native op `delta_rule` when P10 has it,
-    else `_chunk_delta_rule_reference` (the same maths)."""
+    """Normalise and scale q, k, then run the scan through the native P10 op `delta_rule` (a fused kernel
+    with its own backward; `_chunk_delta_rule_reference` is the composite it is tested against)."""
     if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size <= 0:
         raise ValueError(f"{op}: chunk_size must be a positive int, got {chunk_size!r}")
     out_dtype = query.dtype
     q, k = _prepare_query_key(query, key, use_qk_l2norm)
-    native = getattr(tp, "delta_rule", None)
-    scan = native if native is not None else _chunk_delta_rule_reference
-    out, state = scan(q, k, value, g, beta, initial_state=initial_state, chunk_size=chunk_size)
+    value = value.to(q.dtype)  # the op takes q, k, v in one dtype (the scan's)
+    out, state = tp.delta_rule(q, k, value, g, beta, initial_state=initial_state, chunk_size=chunk_size)
     return out.to(out_dtype), (state if output_final_state else None)
 
 
@@ -267,8 +279,9 @@ def short_conv(
     length = int(x.shape[2])
     padded = tp.pad(x, [k - 1, 0])
     # A depthwise kernel of k taps is k shifted multiply-adds: cheaper and clearer than a grouped conv1d.
-    y = padded[:, :, 0:length] * weight[:, 0, None]
+    taps = weight[..., None].unbind(1)  # tap j multiplies the input j - (k - 1) steps back: [conv_dim, 1]
+    y = padded.narrow(2, 0, length) * taps[0]
     for j in range(1, k):
-        y = y + padded[:, :, j : j + length] * weight[:, j, None]
-    y = y[:, :, length - t :]
+        y = y + padded.narrow(2, j, length) * taps[j]
+    y = y.narrow(2, length - t, t)
     return F.silu(y).transpose(1, 2), initial_state, has_state

@@ -77,12 +77,13 @@ def chunk_gated_delta_rule(
     output_final_state: bool = False,
     use_qk_l2norm_in_kernel: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
-    """The gated delta rule of `recurrent_gated_delta_rule`, computed `chunk_size` tokens at a time.
+    """The gated delta rule of `recurrent_gated_delta_rule` over a whole sequence, for training and prefill.
 
-    Inside a chunk the tokens are solved together (the WY / UT-transform form, Note [Chunked delta rule] in
-    _delta_rule.py); only the state passes from chunk to chunk. Same arguments and results as the recurrent
-    form, which it matches to float rounding; any `T` (padded internally). Runs the native op
-    `tensorplay.delta_rule` when P10 provides it.
+    Same arguments and results as the recurrent form, which it matches to float rounding, for any `T`. It runs
+    the native op `tensorplay.delta_rule` (a fused scan; `chunk_size` sets how often its backward keeps a
+    state checkpoint). The chunked algorithm it is tested against — tokens of a chunk solved together in the
+    WY / UT-transform form, the state passed from chunk to chunk — is Note [Chunked delta rule] in
+    _delta_rule.py.
 
     Example::
 

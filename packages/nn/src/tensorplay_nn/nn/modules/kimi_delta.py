@@ -67,9 +67,10 @@ def chunk_kimi_delta_rule(
     output_final_state: bool = False,
     use_qk_l2norm_in_kernel: bool = False,
 ) -> tuple[Tensor, Tensor | None]:
-    """`recurrent_kimi_delta_rule` computed `chunk_size` tokens at a time (Note [Chunked delta rule] in
-    _delta_rule.py: the pairwise decays become `Σ_d q_td k_jd exp(γ_td − γ_jd)`). Any `T`; runs the native
-    op `tensorplay.delta_rule` when P10 provides it.
+    """`recurrent_kimi_delta_rule` over a whole sequence through the native op `tensorplay.delta_rule`
+    (`chunk_size` sets its backward's checkpoint spacing). Any `T`. The chunked composite it is tested
+    against is Note [Chunked delta rule] in _delta_rule.py, where the pairwise decays become
+    `Σ_d q_td k_jd exp(γ_td − γ_jd)`.
 
     Example::
 
