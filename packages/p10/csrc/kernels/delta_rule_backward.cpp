@@ -39,7 +39,7 @@ namespace {
 const char *kBwdOp = "delta_rule_backward";
 
 // <a, b> with kLanes partial sums: the vectoriser may not reorder one running float sum, but it can keep
-// these in one register (the order of the additions is fixed, so results do not depend on the CPU).
+// these in one register (the order of the additions is still fixed by the code, not by the thread count).
 constexpr int kLanes = 8;
 template <typename M> TP_VEC_INLINE M lane_dot(const M *__restrict a, const M *__restrict b, int64_t n) {
   M lane[kLanes] = {};
@@ -51,11 +51,6 @@ template <typename M> TP_VEC_INLINE M lane_dot(const M *__restrict a, const M *_
   for (M l : lane) s += l;
   return s;
 }
-
-struct DeltaGrads {
-  const void *dout, *dstate;  // may be null: that gradient is zero
-  void *dq, *dk, *dv, *dg, *dbeta, *ds0;  // ds0 null without initial_state
-};
 
 // Note [Delta rule backward] for one (b, h). `buf` holds (chunk + 2 + nchunks) * Dk * Dv + Dk + 2 * (chunk + 1)
 // * Dv values (laid out below); ds0 is written only when the caller has an initial state.
@@ -205,8 +200,9 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> delta_rule_bac
       }
     });
   }
-  return {cast_back(dq, query.dtype()), cast_back(dk, key.dtype()),     cast_back(dv, value.dtype()),
-          cast_back(dg, g.dtype()),     cast_back(dbeta, beta.dtype()), ds0.defined() ? cast_back(ds0, initial_state->dtype()) : ds0};
+  if (ds0.defined()) ds0 = cast_back(ds0, initial_state->dtype());
+  return {cast_back(dq, query.dtype()), cast_back(dk, key.dtype()), cast_back(dv, value.dtype()),
+          cast_back(dg, g.dtype()), cast_back(dbeta, beta.dtype()), ds0};
 }
 
 TP_LIBRARY(delta_rule_backward) {
