@@ -344,7 +344,7 @@ def main() -> None:
     if args.quick:
         lengths, seq, context, steps, repeats = [64, 128, 256], 128, 256, 4, 1
     else:
-        lengths, seq, context, steps, repeats = [256, 1024, 4096], 1024, 4096, 8, 3
+        lengths, seq, context, steps, repeats = [256, 1024, 4096], 1024, 4096, 16, 5
     report = {
         **machine(),
         "model": {"hidden": HIDDEN, "layers": LAYERS, "heads": HEADS, "head_dim": HEAD_DIM, "vocab": VOCAB},
