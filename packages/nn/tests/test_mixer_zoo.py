@@ -47,6 +47,8 @@ class Mixer:
     preferred: Callable[[nn.Module], object]  # the first mixer -> an empty cache
     caches: tuple[tuple[str, Callable[[nn.Module], object]], ...]  # id, first mixer -> a cache
     decode_atol: float = 1e-5
+    # Caches that hold an approximation (int8): cached decoding is checked against a relative bound only.
+    approximate_caches: tuple[tuple[str, Callable[[nn.Module], object]], ...] = ()
     # Submodules that the language-model loss cannot reach by construction (checked to get no gradient).
     no_grad_parts: tuple[str, ...] = ()
 
@@ -100,8 +102,11 @@ MIXERS = [
         (
             ("sliding_window", lambda m: SlidingWindowCache(m.sliding_window)),
             ("dynamic", lambda m: DynamicCache()),
+            ("static", lambda m: StaticCache(64)),
+            ("paged", lambda m: PagedCache(4, 16)),
         ),
         decode_atol=1e-4,
+        approximate_caches=(("quantized", lambda m: QuantizedCache()),),
         # The lightning indexer only chooses which entries are visible (top-k, a 0 / -inf mask): a discrete
         # choice with no gradient; DeepSeek-V3.2 trains it with a separate distillation loss.
         no_grad_parts=(".indexer.",),
@@ -213,30 +218,34 @@ def test_changing_a_future_token_never_changes_past_outputs(mixer: Mixer) -> Non
         assert np.abs(out[:, j] - base[:, j]).max() > 1e-4  # the changed token itself does matter
 
 
-@mixers
-def test_prefill_then_cached_decode_equals_full_recompute(mixer: Mixer) -> None:
-    model = _model(mixer)
-    ids = _ids(2, 14, seed=3)
-    full = _logits(model, ids)
-    cache = model.create_empty_cache()
-    prefill = _logits(model, ids[:, :9], cache)
-    np.testing.assert_allclose(prefill, full[:, :9], atol=mixer.decode_atol, rtol=0)
-    for j in range(9, 14):
-        step = _logits(model, ids[:, j : j + 1], cache)
-        np.testing.assert_allclose(step[:, 0], full[:, j], atol=mixer.decode_atol, rtol=0)
-
-
-def _cache_cases() -> list:
+def _cache_cases(with_approximate: bool) -> list:
+    """(mixer, cache factory, cache id) for every compatible cache, plus the model's preferred one (None)."""
     cases = []
     for m in MIXERS:
-        for cache_id, make in m.caches:
-            cases.append(pytest.param(m, make, id=f"{m.name}-{cache_id}"))
-        cases.append(pytest.param(m, None, id=f"{m.name}-preferred"))
+        caches = m.caches + (m.approximate_caches if with_approximate else ())
+        for cache_id, make in caches:
+            cases.append(pytest.param(m, make, cache_id, id=f"{m.name}-{cache_id}"))
+        cases.append(pytest.param(m, None, "preferred", id=f"{m.name}-preferred"))
     return cases
 
 
-@pytest.mark.parametrize("mixer,make_cache", _cache_cases())
-def test_greedy_generate_with_each_cache_equals_cache_free(mixer: Mixer, make_cache) -> None:
+@pytest.mark.parametrize("mixer,make_cache,cache_id", _cache_cases(with_approximate=True))
+def test_prefill_then_cached_decode_equals_full_recompute(mixer: Mixer, make_cache, cache_id: str) -> None:
+    model = _model(mixer)
+    ids = _ids(2, 14, seed=3)
+    full = _logits(model, ids)
+    cache = model.create_empty_cache() if make_cache is None else make_cache(model.blocks[0].mixer)
+    # int8 keys and values: each within 1/254 of its vector's absmax, a few per mille of the logits here.
+    atol = 0.02 * np.abs(full).max() if cache_id == "quantized" else mixer.decode_atol
+    prefill = _logits(model, ids[:, :9], cache)
+    np.testing.assert_allclose(prefill, full[:, :9], atol=atol, rtol=0)
+    for j in range(9, 14):
+        step = _logits(model, ids[:, j : j + 1], cache)
+        np.testing.assert_allclose(step[:, 0], full[:, j], atol=atol, rtol=0)
+
+
+@pytest.mark.parametrize("mixer,make_cache,cache_id", _cache_cases(with_approximate=False))
+def test_greedy_generate_with_each_cache_equals_cache_free(mixer: Mixer, make_cache, cache_id: str) -> None:
     model = _model(mixer, seed=2)
     prompt = tp.tensor(_ids(2, 6, seed=4))
     want = generate(model, prompt, max_new_tokens=10, use_cache=False)
