@@ -103,12 +103,11 @@ class PagedCache(Cache):
             self._grow(layer_idx, b, needed, key, value)
         table = self.block_tables[layer_idx]
         if t > 0:
-            # Page id and slot of every new (row, position), flattened row-major to match key's [B, T] order.
+            # Page [B, T] and slot [T] of each new (row, position); they broadcast against key's [B, T, H, D].
             positions = tp.arange(start, end, dtype=tp.int64, device=key.device)
-            pages = table[:, positions // self.block_size].reshape(b * t)
-            slots = (positions % self.block_size).repeat(b)
-            self.key_pools[layer_idx][pages, slots] = key.transpose(1, 2).reshape(b * t, h, dk)
-            self.value_pools[layer_idx][pages, slots] = value.transpose(1, 2).reshape(b * t, h, dv)
+            pages, slots = table[:, positions // self.block_size], positions % self.block_size
+            self.key_pools[layer_idx][pages, slots] = key.transpose(1, 2)
+            self.value_pools[layer_idx][pages, slots] = value.transpose(1, 2)
         self._lengths[layer_idx] = end
         return self._gather(self.key_pools[layer_idx], table, end), self._gather(
             self.value_pools[layer_idx], table, end
@@ -134,10 +133,15 @@ class PagedCache(Cache):
 
     def _gather(self, pool: Tensor, table: Tensor, length: int) -> Tensor:
         """The first `length` positions of every row, read through `table`, as a contiguous `[B, H, S, D]`."""
-        b, used = int(table.shape[0]), -(-length // self.block_size)
-        pages = pool[table[:, :used]]  # [B, used, block_size, H, D]
-        flat = pages.reshape(b, used * self.block_size, pool.shape[2], pool.shape[3])
-        return flat[:, :length].transpose(1, 2).contiguous()
+        b, size, heads = int(table.shape[0]), self.block_size, int(pool.shape[2])
+        used = -(-length // size)
+        # Flat slot (page * block_size + slot) of every (row, position) [B, 1, S] and the heads [1, H, 1]:
+        # indexing the pool as [pages * block_size, H, D] with both broadcasts straight to [B, H, S, D], one
+        # copy (gathering whole pages, then moving heads first, would be two).
+        offsets = tp.arange(size, dtype=tp.int64, device=table.device)
+        flat = (table[:, :used, None] * size + offsets).reshape(b, 1, used * size)[:, :, :length]
+        head_ids = tp.arange(heads, dtype=tp.int64, device=table.device).view(1, heads, 1)
+        return pool.view(-1, heads, pool.shape[3])[flat, head_ids]
 
     def attend(self, query: Tensor, layer_idx: int = 0, scale: float | None = None) -> Tensor:
         """Attention of `query` `[B, Hq, T, D]` over the pages of `layer_idx`, without gathering them.
