@@ -344,3 +344,16 @@ def test_matches_a_torch_composite_forward_and_gradients() -> None:
     grads = autograd.grad(o.square().sum() + s.sum(), xs)
     for g, t in zip(grads, ts, strict=True):
         close(g, t.grad.numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_second_derivative_with_only_the_query_requiring_grad() -> None:
+    """The final state does not depend on the query (inside the reference it has no graph): the recorded
+    backward must cope with that output."""
+    autograd = pytest.importorskip("tensorplay_tpx.autograd")
+    q, k, v, g, beta, s0 = (tp.tensor(x) for x in inputs(1, 4, 2, 3, 2))
+    q.requires_grad_(True)
+    assert autograd.gradgradcheck(lambda q: tp.delta_rule(q, k, v, g, beta, s0), (q,))
+    out, state = tp.delta_rule(q, k, v, g, beta, s0)
+    (d,) = autograd.grad(out.square().sum() + state.sum(), q, create_graph=True)
+    (dd,) = autograd.grad(d.sum(), q)
+    assert d.grad_fn is not None and dd.shape == q.shape and bool(dd.isfinite().all())

@@ -57,7 +57,10 @@ def _vjp_through(
     with enable_grad():
         results = reference(*ins)
         results = results if isinstance(results, tuple) else (results,)
-        pairs = [(r, g) for r, g in zip(results, grads, strict=True) if g is not None]
+        # an output may not depend on any wanted input (delta_rule's final state on the query)
+        pairs = [(r, g) for r, g in zip(results, grads, strict=True) if g is not None and r.requires_grad]
+        if not pairs:
+            return out
         found = _grad(
             [r for r, _ in pairs],
             [ins[i] for i in wrt],
