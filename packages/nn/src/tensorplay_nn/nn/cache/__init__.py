@@ -11,7 +11,18 @@ from __future__ import annotations
 from .base import Cache, KeyValue
 from .dynamic import DynamicCache
 from .linear_state import LinearStateCache
+from .paged import PagedCache
+from .quantized import QuantizedCache
 from .sliding_window import SlidingWindowCache
 from .static import StaticCache
 
-__all__ = ["Cache", "DynamicCache", "KeyValue", "LinearStateCache", "SlidingWindowCache", "StaticCache"]
+__all__ = [
+    "Cache",
+    "DynamicCache",
+    "KeyValue",
+    "LinearStateCache",
+    "PagedCache",
+    "QuantizedCache",
+    "SlidingWindowCache",
+    "StaticCache",
+]
