@@ -197,19 +197,17 @@ void gemm(int dev, const char *op, const Tensor &a, const Tensor &b, const Tenso
     const CublasApi &api = cublas();
     cublasHandle_t h = cublas_handle(dev, stream_for(dev).handle);
     // C^T (n x m) = B^T (n x k) @ A^T (k x m): Note [Row-major GEMM on cuBLAS].
-    const std::string what = str_cat(batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx", " (", op, ", ",
-                                      scalar_type_name(c.dtype()), ", m=", m, " n=", n, " k=", k, " batch=", batch, ")");
-    if (batch == 1) {
-      cublas_check(api.cublasGemmEx(h, B.mat.op, A.mat.op, im, in, ik, pa, B.t.data_ptr(), ty.data, lda,
-                                    A.t.data_ptr(), ty.data, ldb, pb, res.data_ptr(), ty.data, ildc, ty.compute,
-                                    CUBLAS_GEMM_DEFAULT),
-                   what);
-    } else {
-      cublas_check(api.cublasGemmStridedBatchedEx(h, B.mat.op, A.mat.op, im, in, ik, pa, B.t.data_ptr(), ty.data, lda,
-                                                  B.stride, A.t.data_ptr(), ty.data, ldb, A.stride, pb, res.data_ptr(),
-                                                  ty.data, ildc, stride_c, nb, ty.compute, CUBLAS_GEMM_DEFAULT),
-                   what);
-    }
+    const cublasStatus_t st =
+        batch == 1 ? api.cublasGemmEx(h, B.mat.op, A.mat.op, im, in, ik, pa, B.t.data_ptr(), ty.data, lda,
+                                      A.t.data_ptr(), ty.data, ldb, pb, res.data_ptr(), ty.data, ildc, ty.compute,
+                                      CUBLAS_GEMM_DEFAULT)
+                   : api.cublasGemmStridedBatchedEx(h, B.mat.op, A.mat.op, im, in, ik, pa, B.t.data_ptr(), ty.data,
+                                                    lda, B.stride, A.t.data_ptr(), ty.data, ldb, A.stride, pb,
+                                                    res.data_ptr(), ty.data, ildc, stride_c, nb, ty.compute,
+                                                    CUBLAS_GEMM_DEFAULT);
+    if (st != CUBLAS_STATUS_SUCCESS)  // the message is built only on failure: GEMMs are called often
+      cublas_check(st, str_cat(batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx", " (", op, ", ",
+                               scalar_type_name(c.dtype()), ", m=", m, " n=", n, " k=", k, " batch=", batch, ")"));
   }
   if (res.impl() != c.impl()) device_copy(c, res);
 }
