@@ -168,8 +168,8 @@ GemmTypes gemm_types(const char *op, ScalarType t) {
 // dtype on CUDA device `dev` (checked by the caller, and current), any strides. With beta == 0, c's old values are never read.
 void gemm(int dev, const char *op, const Tensor &a, const Tensor &b, const Tensor &c, const Scalar &alpha, const Scalar &beta) {
   const int64_t batch = c.size(0), m = c.size(1), n = c.size(2), k = a.size(2);
+  const GemmTypes ty = gemm_types(op, c.dtype());  // first: an int64 product is an error at any size
   if (batch == 0 || m == 0 || n == 0) return;
-  const GemmTypes ty = gemm_types(op, c.dtype());
   // The output: written in place when row-major with non-overlapping matrices, else through a temporary.
   std::optional<Operand> oc = operand(m, n, c.stride(1), c.stride(2));
   const bool direct = oc && oc->op == CUBLAS_OP_N && (batch == 1 || c.stride(0) >= m * oc->ld);
