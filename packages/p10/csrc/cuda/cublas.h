@@ -80,8 +80,8 @@ void set_cublas_locator(CublasLocator locator);
 // calling again works.
 const CublasApi &cublas();
 
-// The handle for (device, the current stream of `device`, this thread), made current-context-safe: call with
-// `device` current (DeviceGuard). Note [cuBLAS handles].
+// The handle for (device, stream, this thread), made on first use with its workspace. Call with `device`
+// current (DeviceGuard): cuBLAS binds a handle to the current context. Note [cuBLAS handles].
 cublasHandle_t cublas_handle(int device, CUstream stream);
 
 // "CUBLAS_STATUS_NOT_SUPPORTED (the functionality requested is not supported)"
