@@ -91,6 +91,8 @@ struct TestAllocator {
 }  // namespace
 }  // namespace cuda
 
+void bind_cublas(nb::module_ &m);  // cuda/py_cublas.cpp
+
 void bind_cuda(nb::module_ &parent) {
   using namespace cuda;
   nb::module_ m = parent.def_submodule("_cuda", "CUDA runtime bindings; use tensorplay_p10.cuda.");
@@ -234,6 +236,7 @@ void bind_cuda(nb::module_ &parent) {
     });
   });
   m.def("_unload_modules", &unload_modules);
+  bind_cublas(m);
 
   // ---- the allocator over host memory, for tests --------------------------------------------------------------
   nb::class_<TestAllocator>(m, "_TestAllocator", "CachingAllocator over host memory of a fixed capacity (tests).")

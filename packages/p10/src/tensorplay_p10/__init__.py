@@ -25,7 +25,7 @@ _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "12")
 
 import scipy_openblas32 as _openblas  # noqa: E402,F401  loads libscipy_openblas.so before _C needs it
 
-from . import cuda, library, linalg, ops, random, return_types
+from . import backends, cuda, library, linalg, ops, random, return_types
 from ._C import get_num_threads, set_num_threads
 from ._device import device
 from ._dtype import (
@@ -107,6 +107,7 @@ from ._matmul import einsum, tensordot
 from ._shape import Size, broadcast_shapes, chunk, flatten, movedim, split, unbind, unflatten
 from ._tensor import Tensor
 from ._tensor_str import get_printoptions, set_printoptions
+from .backends import get_float32_matmul_precision, set_float32_matmul_precision
 from .random import (
     Generator,
     bernoulli,
@@ -192,7 +193,10 @@ __all__ = [
     "einsum",
     "tensordot",
     "interpolate",
+    "backends",
     "cuda",
+    "get_float32_matmul_precision",
+    "set_float32_matmul_precision",
     "library",
     "linalg",
     "nonzero",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _C
-from . import _compiler
+from . import _compiler, _cublas
 from ._device import index_of
 from .memory import (
     empty_cache,
@@ -57,6 +57,7 @@ _cu._set_oom_class(OutOfMemoryError)  # the C++ OutOfMemoryError is raised as th
 
 # The C++ side asks this for a module's binary the first time one of its kernels runs (Note [Kernel cache]).
 _cu._set_module_provider(_compiler.module_image)
+_cublas.register()  # where the C++ side finds cuBLAS for the first GEMM
 
 
 def is_available() -> bool:
