@@ -42,17 +42,6 @@ Tensor ask_meta(const UnaryCall &c, const char *functional, const Tensor &self, 
   return call_op<Tensor>(require_op(functional), ms, extra...);
 }
 
-// The tensor a call writes: the given out (checked) or a new one laid out as the meta result.
-Tensor result_tensor(const char *op, const Tensor &out, const Tensor &meta, Device device) {
-  if (!out.defined()) return empty_as_meta(meta, device);
-  TP_CHECK(out.sizes() == meta.sizes(), Runtime, op, ": out has shape ", shape_str(out.sizes()),
-           " but the result has shape ", shape_str(meta.sizes()));
-  TP_CHECK(out.device() == device, Runtime, op, ": the result is on ", device_str(device),
-           " but the output tensor is on ", device_str(out.device()));
-  out.bump_version();
-  return out;
-}
-
 // Run unary.cu's family `fn` (empty: the identity, a copy) on self; `meta` is ask_meta's answer.
 Tensor unary(const UnaryCall &c, const Tensor &self, const Tensor &meta, const std::string &fn, const Params &p) {
   const int dev = common_device(c.op, {self, c.out}, false);
