@@ -65,7 +65,7 @@ def test_every_dim_and_layout(shape, log):
 @pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16, tp.float32, tp.float64], ids=str)
 @pytest.mark.parametrize("cols", [1, 31, 1024, 1025, 4096, 8192, 8193, 20000])
 def test_row_lengths_and_dtypes(cols, dtype, log):
-    # warp per row up to 1024; then a block per row, cached in shared memory while cols * sizeof(acc) <= 32 KiB
+    # a warp per row up to 1024; then a block per row, cached in shared memory while cols * sizeof(acc) <= 32K
     x = sample((3, cols), dtype, seed=cols)
     g = check(x, -1, log, 2 * TOL[dtype])
     if not log:
