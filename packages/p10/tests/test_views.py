@@ -210,6 +210,11 @@ def test_meta_shapes():
         (lambda: tp.ones(3, 4).t() + tp.ones(3), (1, 4)),
         (lambda: tp.ones(4, 1).expand(4, 3).clone(), (3, 1)),
         (lambda: tp.ones(4, 1).expand(4, 3) + 1, (3, 1)),
+        # a slice keeps its dims' order too (PyTorch's infer_dense_strides), for clone and to as for exp
+        (lambda: tp.zeros(6, 40, 9).permute(1, 2, 0)[2:5].clone(), (9, 1, 27)),
+        (lambda: tp.zeros(6, 40, 9).permute(1, 2, 0)[2:5].to(tp.float64), (9, 1, 27)),
+        (lambda: tp.zeros(6, 40, 9).permute(1, 2, 0)[2:5].exp(), (9, 1, 27)),
+        (lambda: tp.zeros(6, 40, 9)[:, ::3, 1:].transpose(0, 1).clone(), (8, 112, 1)),
     ],
 )
 def test_outputs_keep_the_input_layout(build, expected):

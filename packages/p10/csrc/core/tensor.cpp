@@ -154,7 +154,7 @@ bool is_non_overlapping_and_dense(const Tensor &t) {
 }
 
 Tensor empty_like_layout(const Tensor &t, ScalarType dtype, Device device) {
-  if (t.is_contiguous() || !is_non_overlapping_and_dense(t)) return empty_tensor(t.sizes(), dtype, device);
+  if (t.is_contiguous()) return empty_tensor(t.sizes(), dtype, device);
   return empty_strided_tensor(t.sizes(), strides_in_order(t.sizes(), dims_by_stride(t)), dtype, device);
 }
 

@@ -110,8 +110,10 @@ Tensor make_view(const Tensor &base, Shape sizes, Shape strides, int64_t offset)
 // Note [Layout preservation]
 //   PyTorch keeps a tensor's memory layout where it can: `x.t().clone()` and `x.t() + 1` are transposed too.
 //   A layout is an order of dims from largest stride to smallest; strides_in_order() lays `sizes` out densely
-//   in that order. empty_like_layout() does so for a dense, non-overlapping `t` (its dims sorted by stride)
-//   and falls back to contiguous otherwise (slices, expanded tensors), as PyTorch's preserve_format does.
+//   in that order. empty_like_layout() does so for any `t` (its dims sorted by stride): a dense,
+//   non-overlapping `t` gets its own strides back, a slice or an expanded tensor a dense layout in its dims'
+//   order (`x[:, ::3].clone()` keeps x's order; an expanded dim, stride 0, goes innermost), as PyTorch's
+//   preserve_format does (its infer_dense_strides).
 Shape strides_in_order(const Shape &sizes, const std::vector<int64_t> &outer_to_inner);
 bool is_non_overlapping_and_dense(const Tensor &t);
 Tensor empty_like_layout(const Tensor &t, ScalarType dtype, Device device);

@@ -17,13 +17,11 @@ Example (no GPU needed):
 
 from __future__ import annotations
 
-import ctypes.util
-import importlib.metadata
 import os
 import re
-from pathlib import Path
 
 from .. import _C
+from . import _loader
 
 # The wheels that ship libcublas, newest CUDA major first (pyproject's `cuda` and `cuda12` extras).
 CUBLAS_WHEELS = ("nvidia-cublas", "nvidia-cublas-cu12")
@@ -35,30 +33,6 @@ INSTALL_HINT = (
 )
 
 
-def _from_wheels(wheels: tuple[str, ...]) -> list[str]:
-    found = []
-    for dist in wheels:
-        try:
-            files = importlib.metadata.files(dist) or []
-        except importlib.metadata.PackageNotFoundError:
-            continue
-        found += [str(f.locate()) for f in files if _LIB.search(f.name)]
-    return found
-
-
-def _from_system() -> list[str]:
-    roots = [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", ""), "/usr/local/cuda"]
-    found = [
-        str(p)
-        for r in roots
-        if r
-        for p in sorted(Path(r, "lib64").glob("libcublas.so*"))
-        if _LIB.search(p.name)
-    ]
-    name = ctypes.util.find_library("cublas")
-    return found + ([name] if name else [])
-
-
 def find_cublas(wheels: tuple[str, ...] = CUBLAS_WHEELS, system: bool = True) -> str:
     """Path (or soname) of the cuBLAS library to load; RuntimeError naming the wheel to install if absent.
 
@@ -67,9 +41,12 @@ def find_cublas(wheels: tuple[str, ...] = CUBLAS_WHEELS, system: bool = True) ->
     env = os.environ.get("TP_CUBLAS_LIBRARY")
     if env:
         return env
-    for candidate in _from_wheels(wheels) + (_from_system() if system else []):
-        if os.path.sep not in candidate or os.path.exists(candidate):
-            return candidate
+    candidates = _loader.libraries_in_wheels(wheels, _LIB)
+    if system:
+        candidates += _loader.libraries_on_system("cublas", _LIB)
+    found = _loader.first_present(candidates)
+    if found:
+        return found
     raise RuntimeError(
         f"cuBLAS (NVIDIA's GEMM library, for matrix products on CUDA) was not found. {INSTALL_HINT}"
     )

@@ -7,12 +7,14 @@ Where it sits: below ``_nvrtc.py`` and ``_compiler.py``. The driver (``libcuda.s
 - ``nvidia-cuda-nvrtc-cu12`` (CUDA 12): ``site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12``
 
 ``find_nvrtc()`` asks ``importlib.metadata`` where those wheels put their files, then the CUDA toolkit
-directories of the system. ``TP_NVRTC_LIBRARY`` overrides the search.
+directories of the system. ``TP_NVRTC_LIBRARY`` overrides the search. The search helpers
+(``libraries_in_wheels``, ``libraries_on_system``, ``first_present``) also find cuBLAS (``_cublas.py``).
 
 Example:
     >>> from tensorplay_p10.cuda import _loader
-    >>> sorted(p.name for p in _loader.kernel_sources())[:2]
-    ['binary.cu', 'copy.cu']
+    >>> names = [p.name for p in _loader.kernel_sources()]
+    >>> "binary.cu" in names and "copy.cu" in names
+    True
 """
 
 from __future__ import annotations
@@ -35,30 +37,43 @@ def kernel_sources() -> list[Path]:
     return sorted(KERNEL_DIR.glob("*.cu"))
 
 
-def _from_wheels() -> list[str]:
+def libraries_in_wheels(wheels: tuple[str, ...], pattern: re.Pattern[str]) -> list[str]:
+    """Files named like ``pattern`` that the installed NVIDIA wheels ``wheels`` ship (none when absent)."""
     found = []
-    for dist in NVRTC_WHEELS:
+    for dist in wheels:
         try:
             files = importlib.metadata.files(dist) or []
         except importlib.metadata.PackageNotFoundError:
             continue
-        for f in files:
-            if _LIB.search(f.name):
-                found.append(str(f.locate()))
+        found += [str(f.locate()) for f in files if pattern.search(f.name)]
     return found
 
 
-def _from_system() -> list[str]:
+def libraries_on_system(stem: str, pattern: re.Pattern[str]) -> list[str]:
+    """``lib<stem>.so*`` under $CUDA_HOME, $CUDA_PATH and /usr/local/cuda, then the loader's own search."""
     roots = [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", ""), "/usr/local/cuda"]
     found = [
         str(p)
         for r in roots
         if r
-        for p in sorted(Path(r, "lib64").glob("libnvrtc.so*"))
-        if _LIB.search(p.name)
+        for p in sorted(Path(r, "lib64").glob(f"lib{stem}.so*"))
+        if pattern.search(p.name)
     ]
-    name = ctypes.util.find_library("nvrtc")
+    name = ctypes.util.find_library(stem)
     return found + ([name] if name else [])
+
+
+def first_present(candidates: list[str]) -> str | None:
+    """The first candidate that exists (a bare soname counts: the dynamic loader resolves it)."""
+    return next((c for c in candidates if os.path.sep not in c or os.path.exists(c)), None)
+
+
+def _from_wheels() -> list[str]:
+    return libraries_in_wheels(NVRTC_WHEELS, _LIB)
+
+
+def _from_system() -> list[str]:
+    return libraries_on_system("nvrtc", _LIB)
 
 
 def find_nvrtc() -> str:
@@ -66,9 +81,9 @@ def find_nvrtc() -> str:
     env = os.environ.get("TP_NVRTC_LIBRARY")
     if env:
         return env
-    for candidate in _from_wheels() + _from_system():
-        if os.path.sep not in candidate or os.path.exists(candidate):
-            return candidate
+    found = first_present(_from_wheels() + _from_system())
+    if found:
+        return found
     raise RuntimeError(
         "NVRTC (the CUDA run-time compiler) was not found: TensorPlay compiles its CUDA kernels with it. "
         "Install it with `pip install tensorplay-p10[cuda]` (the nvidia-cuda-nvrtc wheel), or point "
