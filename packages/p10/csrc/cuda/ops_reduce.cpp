@@ -1,4 +1,4 @@
-// ops_reduce.cpp — the CUDA kernel for sum (over all dims or a list of dims, keepdim, dtype=).
+// ops_reduce.cpp — the CUDA kernels for sum (over all dims or a list of dims, keepdim, dtype=) and mean.
 //
 // Where it sits: the CUDA twin of sum in kernels/reduce.cpp; the arithmetic is tensorplay_p10/cuda_kernels/
 // reduce.cu. Every sum is brought to one shape first: the kept dims move to the front and the reduced dims to
@@ -9,6 +9,8 @@
 #include <numeric>
 
 #include "cuda/ops_common.h"
+#include "cuda/ops_meta.h"
+#include "kernels/binary_common.h"
 
 namespace tp::p10::cuda {
 
@@ -86,6 +88,29 @@ static Tensor sum(const Tensor &self, std::optional<std::vector<int64_t>> dim, b
   return result;
 }
 
-TP_LIBRARY(cuda_reduce) { TP_IMPL(lib, "sum", CUDA, sum); }
+// mean = sum / count, on the device. The CPU op, run on a meta copy, checks the arguments (an integer input
+// without dtype= is refused, as in PyTorch) and gives the result's shape and dtype (ops_meta.h). The sum is taken
+// in float32 for 16-bit floats, so the division sees the float32 total, then the result is cast once. An
+// empty reduction divides 0 by 0: NaN, as PyTorch gives.
+static Tensor mean(const Tensor &self, std::optional<std::vector<int64_t>> dim, bool keepdim,
+                   std::optional<ScalarType> dtype) {
+  const Tensor meta = call_op<Tensor>(TP_OP("mean"), meta_like(self), dim, keepdim, dtype);
+  const int dev = common_device("mean", {self}, false);
+  DeviceGuard guard(dev);
+  const ScalarType out_t = meta.dtype();
+  const ScalarType sum_t = out_t == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+  const Tensor total = sum(self, dim, keepdim, is_floating(out_t) ? sum_t : out_t);
+  const int64_t count = total.numel() ? self.numel() / total.numel() : 0;
+  Tensor r = call_op<Tensor>(TP_OP("div"), total, wrapped_scalar(Scalar(double(count))),
+                             std::optional<std::string>());
+  if (r.dtype() != out_t) r = call_op<Tensor>(TP_OP("to"), r, std::optional<ScalarType>(out_t),
+                                               std::optional<Device>(), false);
+  return r;
+}
+
+TP_LIBRARY(cuda_reduce) {
+  TP_IMPL(lib, "sum", CUDA, sum);
+  TP_IMPL(lib, "mean", CUDA, mean);
+}
 
 }  // namespace tp::p10::cuda
