@@ -9,6 +9,8 @@ MODULES = [
     "_dtype",
     "_device",
     "_tensor",
+    "_tensor_operators",
+    "_tensor_random",
     "_shape",
     "_factories",
     "_explain",

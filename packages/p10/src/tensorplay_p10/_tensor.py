@@ -2,7 +2,8 @@
 
 Where it sits: ``_C.TensorBase`` (``csrc/python/py_tensor.cpp``) holds the C++ tensor and answers metadata
 questions fast (shape, dtype, strides); this class adds the PyTorch-style methods. Each method is a plain call
-of an op through the dispatcher (``_C._op(name)`` packets) — no arithmetic happens here.
+of an op through the dispatcher (``_C._op(name)`` packets) — no arithmetic happens here. The operators and
+arithmetic methods live in ``_tensor_operators.py``, the random fills in ``_tensor_random.py`` (base classes).
 
 Example:
     >>> import tensorplay_p10 as tp
@@ -24,6 +25,8 @@ from . import _C, _autograd_hooks, ops
 from . import _dtype as D
 from ._device import device as Device
 from ._shape import Size, chunk, flatten, movedim, split, unbind, unflatten
+from ._tensor_operators import TensorOperators
+from ._tensor_random import TensorRandomFills
 from .library import exclude_keys
 
 _op = _C._op
@@ -42,25 +45,13 @@ def _shape_args(args: tuple, what: str = "size") -> list[int]:
 
 
 # The packets the methods below call, looked up once.
-_add, _sub, _mul, _div = _op("add"), _op("sub"), _op("mul"), _op("div")
-_add_, _sub_, _mul_, _div_ = _op("add_"), _op("sub_"), _op("mul_"), _op("div_")
 _view, _reshape, _select, _slice, _copy_, _fill_ = (
     _op(n) for n in ("view", "reshape", "select", "slice", "copy_", "fill_")
 )
 _to, _unsqueeze = _op("to"), _op("unsqueeze")
 
 
-def _compare(name: str, self: Any, other: Any) -> Any:
-    """``self <op> other``, or NotImplemented when no overload takes ``other`` (Python then reflects)."""
-    try:
-        return _op(name)(self, other)
-    except TypeError as e:
-        if "invalid combination of arguments" in str(e):
-            return NotImplemented
-        raise
-
-
-class Tensor(_C.TensorBase):
+class Tensor(TensorOperators, TensorRandomFills, _C.TensorBase):
     """A multi-dimensional array with a dtype and a device, and (with tensorplay-tpx) autograd.
 
     ``Tensor(data)`` makes a tensor of the default float dtype from nested lists; ``Tensor(2, 3)`` makes an
@@ -569,236 +560,6 @@ class Tensor(_C.TensorBase):
         if self.dim() == 0:  # PyTorch treats a 0-d tensor as 1-D here
             return (_op("full")([coords.shape[0]], 0, dtype=D.int64),)
         return tuple(coords.unbind(1))
-
-    # ---- arithmetic ---------------------------------------------------------------------------------
-    def __add__(self, other: Any) -> Tensor:
-        return _add(self, other)
-
-    def __radd__(self, other: Any) -> Tensor:
-        return _add(self, other)
-
-    def __iadd__(self, other: Any) -> Tensor:
-        return _add_(self, other)
-
-    def __sub__(self, other: Any) -> Tensor:
-        return _sub(self, other)
-
-    def __rsub__(self, other: Any) -> Tensor:
-        return _sub(_C._wrapped_number(other), self)
-
-    def __isub__(self, other: Any) -> Tensor:
-        return _sub_(self, other)
-
-    def __mul__(self, other: Any) -> Tensor:
-        return _mul(self, other)
-
-    def __rmul__(self, other: Any) -> Tensor:
-        return _mul(self, other)
-
-    def __imul__(self, other: Any) -> Tensor:
-        return _mul_(self, other)
-
-    def __matmul__(self, other: Any) -> Tensor:
-        return _op("matmul")(self, other)
-
-    def __rmatmul__(self, other: Any) -> Tensor:
-        return _op("matmul")(other, self)
-
-    def __truediv__(self, other: Any) -> Tensor:
-        return _div(self, other)
-
-    def __rtruediv__(self, other: Any) -> Tensor:
-        return _div(_C._wrapped_number(other), self)
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        return _div_(self, other)
-
-    def __floordiv__(self, other: Any) -> Tensor:
-        return _op("floor_divide")(self, other)
-
-    def __rfloordiv__(self, other: Any) -> Tensor:
-        return _op("floor_divide")(_C._wrapped_number(other), self)
-
-    def __ifloordiv__(self, other: Any) -> Tensor:
-        return _op("floor_divide_")(self, other)
-
-    def __mod__(self, other: Any) -> Tensor:
-        return _op("remainder")(self, other)
-
-    def __rmod__(self, other: Any) -> Tensor:
-        return _op("remainder")(other, self)  # remainder.Scalar_Tensor
-
-    def __imod__(self, other: Any) -> Tensor:
-        return _op("remainder_")(self, other)
-
-    def __pow__(self, exponent: Any) -> Tensor:
-        return _op("pow")(self, exponent)
-
-    def __rpow__(self, other: Any) -> Tensor:
-        return _op("pow")(other, self)  # pow.Scalar: the number is the base
-
-    def __ipow__(self, exponent: Any) -> Tensor:
-        return _op("pow_")(self, exponent)
-
-    # Comparisons answer NotImplemented for operands no overload takes, so `t == None` is False, like PyTorch.
-    def __eq__(self, other: Any) -> Any:
-        return _compare("eq", self, other)
-
-    def __ne__(self, other: Any) -> Any:
-        return _compare("ne", self, other)
-
-    def __lt__(self, other: Any) -> Any:
-        return _compare("lt", self, other)
-
-    def __le__(self, other: Any) -> Any:
-        return _compare("le", self, other)
-
-    def __gt__(self, other: Any) -> Any:
-        return _compare("gt", self, other)
-
-    def __ge__(self, other: Any) -> Any:
-        return _compare("ge", self, other)
-
-    # Defining __eq__ would make Python drop __hash__: tensors stay hashable by identity, as in PyTorch.
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __and__(self, other: Any) -> Tensor:
-        return _op("bitwise_and")(self, other)
-
-    __rand__ = __and__
-
-    def __iand__(self, other: Any) -> Tensor:
-        return _op("bitwise_and_")(self, other)
-
-    def __or__(self, other: Any) -> Tensor:
-        return _op("bitwise_or")(self, other)
-
-    __ror__ = __or__
-
-    def __ior__(self, other: Any) -> Tensor:
-        return _op("bitwise_or_")(self, other)
-
-    def __xor__(self, other: Any) -> Tensor:
-        return _op("bitwise_xor")(self, other)
-
-    __rxor__ = __xor__
-
-    def __ixor__(self, other: Any) -> Tensor:
-        return _op("bitwise_xor_")(self, other)
-
-    def __invert__(self) -> Tensor:
-        return _op("bitwise_not")(self)
-
-    def __lshift__(self, other: Any) -> Tensor:
-        return _op("bitwise_left_shift")(self, other)
-
-    def __rlshift__(self, other: Any) -> Tensor:
-        return _op("bitwise_left_shift")(other, self)  # bitwise_left_shift.Scalar_Tensor
-
-    def __ilshift__(self, other: Any) -> Tensor:
-        return _op("bitwise_left_shift_")(self, other)
-
-    def __rshift__(self, other: Any) -> Tensor:
-        return _op("bitwise_right_shift")(self, other)
-
-    def __rrshift__(self, other: Any) -> Tensor:
-        return _op("bitwise_right_shift")(other, self)
-
-    def __irshift__(self, other: Any) -> Tensor:
-        return _op("bitwise_right_shift_")(self, other)
-
-    # Ops with an overload whose first argument is a number (`pow.Scalar`) are not automatic methods (Note
-    # [Ops as functions and methods] wants `Tensor self` first in every overload), so they are spelled out.
-    def pow(self, exponent: Any) -> Tensor:
-        return _op("pow")(self, exponent)
-
-    def float_power(self, exponent: Any) -> Tensor:
-        return _op("float_power")(self, exponent)
-
-    def remainder(self, other: Any) -> Tensor:
-        return _op("remainder")(self, other)
-
-    def xlogy(self, other: Any) -> Tensor:
-        return _op("xlogy")(self, other)
-
-    def bitwise_left_shift(self, other: Any) -> Tensor:
-        return _op("bitwise_left_shift")(self, other)
-
-    def bitwise_right_shift(self, other: Any) -> Tensor:
-        return _op("bitwise_right_shift")(self, other)
-
-    def __neg__(self) -> Tensor:
-        return _op("neg")(self)
-
-    def __pos__(self) -> Tensor:
-        return self
-
-    def __abs__(self) -> Tensor:
-        return _op("abs")(self)
-
-    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _add(self, other, alpha=alpha)
-
-    def add_(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _add_(self, other, alpha=alpha)
-
-    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _sub(self, other, alpha=alpha)
-
-    def sub_(self, other: Any, *, alpha: Any = 1) -> Tensor:
-        return _sub_(self, other, alpha=alpha)
-
-    def mul(self, other: Any) -> Tensor:
-        return _mul(self, other)
-
-    def mul_(self, other: Any) -> Tensor:
-        return _mul_(self, other)
-
-    def div(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        return _div(self, other, rounding_mode=rounding_mode)
-
-    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Tensor:
-        return _div_(self, other, rounding_mode=rounding_mode)
-
-    # ---- random fills -------------------------------------------------------------------------------
-    def uniform_(self, from_: float = 0.0, to: float = 1.0, *, generator: Any = None) -> Tensor:
-        return _op("uniform_")(self, from_, to, generator=generator)
-
-    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
-        return _op("normal_")(self, mean, std, generator=generator)
-
-    def random_(self, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
-        if "from" in kwargs:
-            args = (kwargs.pop("from"),) + args
-        if "to" in kwargs:
-            args = args + (kwargs.pop("to"),) if args else (kwargs.pop("to"),)
-        if len(args) == 2:
-            return _op("random_.from")(self, args[0], args[1], generator=generator)
-        if len(args) == 1:
-            return _op("random_.to")(self, args[0], generator=generator)
-        return _op("random_")(self, generator=generator)
-
-    def exponential_(self, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
-        return _op("exponential_")(self, lambd, generator=generator)
-
-    def cauchy_(self, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
-        return _op("cauchy_")(self, median, sigma, generator=generator)
-
-    def log_normal_(self, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
-        return _op("log_normal_")(self, mean, std, generator=generator)
-
-    def geometric_(self, p: float, *, generator: Any = None) -> Tensor:
-        return _op("geometric_")(self, p, generator=generator)
-
-    def bernoulli_(self, p: float = 0.5, *, generator: Any = None) -> Tensor:
-        return _op("bernoulli_.float")(self, p, generator=generator)
-
-    def bernoulli(self, *, generator: Any = None) -> Tensor:
-        return _op("bernoulli")(self, generator=generator)
-
-    def multinomial(self, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
-        return _op("multinomial")(self, num_samples, replacement, generator=generator)
 
 
 def _pick_unique(out: Any, return_inverse: bool, return_counts: bool) -> Any:
