@@ -84,6 +84,10 @@ def movedim(input: Any, source: Any, destination: Any) -> Any:
     return input.permute(perm)
 
 
+# Looked up once: RNN loops split every step.
+_split, _split_with_sizes, _unbind = _C._op("split"), _C._op("split_with_sizes"), _C._op("unbind")
+
+
 def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
     """Views of equal ``split_size`` chunks (the last may be smaller), or of the given section sizes.
 
@@ -91,8 +95,8 @@ def split(tensor: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, 
     (Note [One op for all the pieces] in P10's kernels/view.cpp).
     """
     if isinstance(split_size_or_sections, int):
-        return tuple(_C._op("split")(tensor, split_size_or_sections, dim))
-    return tuple(_C._op("split_with_sizes")(tensor, [int(s) for s in split_size_or_sections], dim))
+        return tuple(_split(tensor, split_size_or_sections, dim))
+    return tuple(_split_with_sizes(tensor, [int(s) for s in split_size_or_sections], dim))
 
 
 def chunk(input: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
@@ -108,7 +112,7 @@ def chunk(input: Any, chunks: int, dim: int = 0) -> tuple[Any, ...]:
 
 def unbind(input: Any, dim: int = 0) -> tuple[Any, ...]:
     """All slices along ``dim``, as views (one op: Note [One op for all the pieces])."""
-    return tuple(_C._op("unbind")(input, dim))
+    return tuple(_unbind(input, dim))
 
 
 def broadcast_shapes(*shapes: Sequence[int]) -> Size:
