@@ -668,3 +668,21 @@ def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(f"tensorplay_nn.nn.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_conversion_keeps_tied_parameters_tied() -> None:
+    """A parameter shared by two modules (tied embeddings) stays one parameter through ``to``/``double``."""
+
+    class Tied(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.embed = nn.Embedding(4, 3)
+            self.head = nn.Linear(3, 4, bias=False)
+            self.head.weight = self.embed.weight
+
+    m = Tied().double()
+    assert m.head.weight is m.embed.weight and m.embed.weight.dtype is tp.float64
+    assert len(list(m.parameters())) == 1
+    m.embed.weight.grad = tp.ones(4, 3, dtype=tp.float64)
+    m.float()
+    assert m.head.weight is m.embed.weight and m.head.weight.grad.dtype is tp.float32

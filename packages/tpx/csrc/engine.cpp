@@ -85,12 +85,17 @@ TensorRef fit_gradient(TensorRef g, const InputMeta &want, const Node &producer,
     static const TP_Op *real = find_op("real");
     g = call1(real, {tv(g)});
   }
-  if (g.dtype() != want.dtype) {
+  // A gradient in another dtype, or on another device (`x.cuda()` records `to`, whose formula passes the
+  // gradient through), goes back to its input's dtype and device, as PyTorch's engine does.
+  const int64_t have_device = device_code(g.get());
+  if (g.dtype() != want.dtype || have_device != want.device) {
     static const TP_Op *to = find_op("to");
-    TP_Value dt{};
+    TP_Value dt{}, dev{};
     dt.tag = TP_VALUE_DTYPE;
     dt.v.i = want.dtype;
-    g = call1(to, {tv(g), dt});
+    dev.tag = TP_VALUE_DEVICE;
+    dev.v.i = want.device;
+    g = call1(to, {tv(g), dt, dev});
   }
   return g;
 }

@@ -146,14 +146,20 @@ static Tensor copy_(const Tensor &self, const Tensor &src, bool non_blocking) {
   return self;
 }
 
-static Tensor to_impl(const Tensor &self, std::optional<ScalarType> dtype, std::optional<Device> device, bool copy) {
+// A non_blocking copy to the host lands in pinned memory, as PyTorch's _to_copy does: from pageable memory the
+// driver would have to wait for the stream, so the copy could not overlap anything (Note [Synchronous copies]).
+static Tensor pinned_empty_like(const Tensor &self, ScalarType dtype);
+
+static Tensor to_impl(const Tensor &self, std::optional<ScalarType> dtype, std::optional<Device> device, bool copy,
+                      bool non_blocking) {
   ScalarType dt = dtype.value_or(self.dtype());
   Device dev = canonical_device(device.value_or(self.device()));
   if (dev.type == DeviceType::CPU) dev.index = -1;
   if (!copy && dt == self.dtype() && dev == self.device()) return self;
-  Tensor out = empty_like_layout(self, dt, dev);
+  const bool pinned_out = non_blocking && dev.is_cpu() && self.device().type == DeviceType::CUDA;
+  Tensor out = pinned_out ? pinned_empty_like(self, dt) : empty_like_layout(self, dt, dev);
   if (self.numel() == 0 || dev.is_meta()) return out;
-  return copy_(out, self, false);
+  return copy_(out, self, non_blocking);
 }
 
 static Tensor clone(const Tensor &self) {
@@ -207,21 +213,26 @@ static Tensor full(std::vector<int64_t> size, const Scalar &value, std::optional
   return fill_(t, value);
 }
 
-// pin_memory(): a copy of a CPU tensor in page-locked memory, so uploads from it run asynchronously.
-static Tensor pin_memory(const Tensor &self) {
-  TP_CHECK(self.device().is_cpu(), Runtime, "pin_memory: cannot pin a '", device_str(self.device()),
-           "' tensor: only dense CPU tensors can be pinned");
-  const size_t nbytes = size_t(self.numel() * self->itemsize());
+// A contiguous CPU tensor of `self`'s shape in page-locked memory.
+static Tensor pinned_empty_like(const Tensor &self, ScalarType dtype) {
+  const size_t nbytes = size_t(self.numel() * element_size(dtype));
   void *p = pinned_alloc(nbytes);
   auto storage = Storage::wrap_external(p, nbytes, Device{}, ExternalDeleter{[](void *q) { pinned_free(q); }, p});
   auto impl = Ref<TensorImpl>::make();
   impl->storage = storage;
-  impl->dtype = self.dtype();
+  impl->dtype = dtype;
   impl->device = Device{};
   impl->version = Ref<VersionCounter>::make();
   impl->set_geometry(self.sizes(), contiguous_strides(self.sizes()), 0);
-  Tensor out(impl);
-  if (nbytes) call_op<Tensor>(TP_OP("copy_"), out, self, false);
+  return Tensor(impl);
+}
+
+// pin_memory(): a copy of a CPU tensor in page-locked memory, so uploads from it run asynchronously.
+static Tensor pin_memory(const Tensor &self) {
+  TP_CHECK(self.device().is_cpu(), Runtime, "pin_memory: cannot pin a '", device_str(self.device()),
+           "' tensor: only dense CPU tensors can be pinned");
+  Tensor out = pinned_empty_like(self, self.dtype());
+  if (out.numel()) call_op<Tensor>(TP_OP("copy_"), out, self, false);
   return out;
 }
 

@@ -110,8 +110,10 @@ static Tensor contiguous(const Tensor &self) {
   return self.is_contiguous() ? self : copy_(empty_tensor(self.sizes(), self.dtype(), self.device()), self, false);
 }
 
-// .to(dtype=, device=, copy=): returns self when nothing changes and copy is False (PyTorch's aliasing rule).
-static Tensor to_impl(const Tensor &self, std::optional<ScalarType> dtype, std::optional<Device> device, bool copy) {
+// .to(dtype=, device=, copy=, non_blocking=): returns self when nothing changes and copy is False (PyTorch's
+// aliasing rule). non_blocking only matters to a copy between devices (csrc/cuda/ops_copy.cpp).
+static Tensor to_impl(const Tensor &self, std::optional<ScalarType> dtype, std::optional<Device> device, bool copy,
+                      bool non_blocking) {
   ScalarType dt = dtype.value_or(self.dtype());
   Device dev = canonical_device(device.value_or(self.device()));  // `cuda` means cuda:<current>
   if (dev.type == DeviceType::CPU) dev.index = -1;
@@ -122,7 +124,7 @@ static Tensor to_impl(const Tensor &self, std::optional<ScalarType> dtype, std::
            "Cannot copy out of meta tensor; no data! (to ", device_str(dev), ")");
   if (dev.is_meta()) return out;
   // To another backend (cpu -> cuda): the dispatched copy_ reaches that backend's kernel, which moves the bytes.
-  if (dev.type != self.device().type) return call_op<Tensor>(TP_OP("copy_"), out, self, false);
+  if (dev.type != self.device().type) return call_op<Tensor>(TP_OP("copy_"), out, self, non_blocking);
   return copy_(out, self, false);
 }
 
@@ -130,7 +132,8 @@ TP_LIBRARY(copy) {
   lib.def("copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)");
   lib.def("clone(Tensor self) -> Tensor");
   lib.def("contiguous(Tensor self) -> Tensor");
-  lib.def("to(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool copy=False) -> Tensor");
+  lib.def("to(Tensor self, *, ScalarType? dtype=None, Device? device=None, bool copy=False, "
+          "bool non_blocking=False) -> Tensor");
   for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) {
     impl_typed<copy_>(lib, "copy_", key, __LINE__);
     impl_typed<clone>(lib, "clone", key, __LINE__);

@@ -186,8 +186,9 @@ nb::object from_capsule(nb::handle cap) {
   ScalarType dtype;
   try {
     dtype = from_dl(dl->dtype);
-    TP_CHECK(dl->device.device_type == kDLCPU || dl->device.device_type == kDLCUDAHost, Runtime,
-             "from_dlpack: device type ", dl->device.device_type, " is not supported by this build (cpu only)");
+    const int32_t type = dl->device.device_type;
+    TP_CHECK(type == kDLCPU || type == kDLCUDAHost || type == kDLCUDA, Runtime, "from_dlpack: device type ", type,
+             " is not supported (cpu, cuda and cuda_host are)");
   } catch (...) {
     release_import(ctx);
     throw;
@@ -199,11 +200,14 @@ nb::object from_capsule(nb::handle cap) {
   int64_t extent = 1;
   for (int i = 0; i < dl->ndim; ++i) extent += shape[i] == 0 ? 0 : (shape[i] - 1) * strides[i];
   char *base = static_cast<char *>(dl->data) + dl->byte_offset;
-  auto storage = Storage::wrap_external(base, size_t(extent * item), Device{}, ExternalDeleter{release_import, ctx});
+  // CUDA memory is shared as it is: the producer made it ready on the stream tp.from_dlpack passed it.
+  const Device device = dl->device.device_type == kDLCUDA ? Device{DeviceType::CUDA, int8_t(dl->device.device_id)}
+                                                          : Device{};
+  auto storage = Storage::wrap_external(base, size_t(extent * item), device, ExternalDeleter{release_import, ctx});
   auto impl = Ref<TensorImpl>::make();
   impl->storage = storage;
   impl->dtype = dtype;
-  impl->device = Device{};
+  impl->device = device;
   impl->version = Ref<VersionCounter>::make();
   impl->set_geometry(shape, strides, 0);
   return wrap(Tensor(impl));

@@ -53,10 +53,17 @@ def _out(result: Tensor, out: Tensor | None) -> Tensor:
 def from_dlpack(ext_tensor: Any) -> Tensor:
     """A tensor sharing memory with any DLPack producer (NumPy, PyTorch, CuPy, …) or capsule."""
     if hasattr(ext_tensor, "__dlpack__"):
+        kwargs: dict[str, Any] = {}
+        device_of = getattr(ext_tensor, "__dlpack_device__", None)
+        device_type, device_index = device_of() if device_of is not None else (1, 0)
+        if device_type == 2:  # kDLCUDA: the producer orders its pending work before our current stream
+            from .cuda._dlpack import consumer_stream
+
+            kwargs["stream"] = consumer_stream(device_index)
         try:
-            capsule = ext_tensor.__dlpack__(max_version=(1, 0))
+            capsule = ext_tensor.__dlpack__(max_version=(1, 0), **kwargs)
         except TypeError:  # producers that predate DLPack 1.0 take no max_version
-            capsule = ext_tensor.__dlpack__()
+            capsule = ext_tensor.__dlpack__(**kwargs)
     else:
         capsule = ext_tensor
     return _C._from_dlpack_capsule(capsule)

@@ -160,6 +160,16 @@ class Tensor(TensorOperators, TensorRandomFills, _C.TensorBase):
     def __dlpack__(
         self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Any = None
     ) -> Any:
+        """A DLPack capsule sharing this tensor's memory. For a CUDA tensor, the consumer's ``stream`` is made
+        to wait for the work queued on this device's current stream (``cuda/_dlpack.py``)."""
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(
+                f"__dlpack__: cannot export a {self.device} tensor to DLPack device {dl_device}"
+            )
+        if self.device.type == "cuda":
+            from .cuda._dlpack import producer_sync
+
+            producer_sync(self.device.index, stream)
         if copy:
             return _C._to_dlpack(self.clone(), max_version)
         return _C._to_dlpack(self, max_version)
@@ -392,24 +402,36 @@ class Tensor(TensorOperators, TensorRandomFills, _C.TensorBase):
 
     # ---- dtype and device ---------------------------------------------------------------------------
     def to(self, *args: Any, **kwargs: Any) -> Tensor:
-        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` copies."""
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(other)``; ``copy=True`` copies.
+
+        ``non_blocking=True``: a copy between the host and a GPU does not wait for the GPU when the host
+        side is pinned memory (``pin_memory()``); a copy to the host then lands in pinned memory, and is
+        ready once the stream it ran on has been synchronised.
+        """
         dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
+        non_blocking = kwargs.pop("non_blocking", False)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        flags = []  # positional bools, as PyTorch's to(dtype, non_blocking=False, copy=False)
         for a in args:
-            if isinstance(a, D.dtype):
+            if isinstance(a, builtins.bool):
+                flags.append(a)
+            elif isinstance(a, D.dtype):
                 dtype = a
             elif isinstance(a, Tensor):
                 dtype, device = a.dtype, a.device
             elif isinstance(a, (str, Device, int)):
                 device = a
-            elif isinstance(a, builtins.bool):
-                copy = a
             else:
                 raise TypeError(f"to() received an invalid argument of type {type(a).__name__}")
-        return _to(self, dtype=dtype, device=device, copy=copy)
+        if len(flags) > 2:
+            raise TypeError("to() takes at most two positional bools (non_blocking, copy)")
+        if flags:
+            non_blocking = flags[0]
+        if len(flags) == 2:
+            copy = flags[1]
+        return _to(self, dtype=dtype, device=device, copy=copy, non_blocking=non_blocking)
 
     def type(self, dtype: Any = None) -> Any:
         if dtype is None:
@@ -431,7 +453,7 @@ class Tensor(TensorOperators, TensorRandomFills, _C.TensorBase):
             device = f"cuda:{device}"
         if Device(device).type != "cuda":
             raise ValueError(f"Invalid device, must be cuda device, got {device}")
-        return self.to(device)
+        return self.to(device, non_blocking=non_blocking)
 
     def record_stream(self, stream: Any) -> None:
         """Mark this CUDA tensor's memory as used by ``stream`` too (Note [Caching allocator])."""

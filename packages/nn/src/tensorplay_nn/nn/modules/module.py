@@ -496,17 +496,26 @@ class Module:
                 g.zero_()
 
     # ---- conversion -----------------------------------------------------------------------------------
-    def _apply(self, fn: Callable[[tp.Tensor], tp.Tensor], recurse: bool = True) -> Module:
+    def _apply(
+        self, fn: Callable[[tp.Tensor], tp.Tensor], recurse: bool = True, _memo: dict | None = None
+    ) -> Module:
         """Replace every parameter, gradient and buffer ``t`` by ``fn(t)`` (what ``to``/``float`` run).
 
         A parameter stays the same object when ``fn`` returns it unchanged; otherwise the module gets a new
         :class:`Parameter` holding ``fn``'s result, with the same ``requires_grad`` (and the converted grad).
+        A parameter shared by several modules (tied embeddings) becomes one new parameter, shared the same
+        way:
+        ``_memo`` maps each old parameter to its replacement across the whole tree.
         """
+        memo: dict[int, Parameter] = {} if _memo is None else _memo
         if recurse:
             for module in self.children():
-                module._apply(fn)
+                module._apply(fn, _memo=memo)
         for key, param in self._parameters.items():
             if param is None:
+                continue
+            if id(param) in memo:
+                self._parameters[key] = memo[id(param)]
                 continue
             with no_grad():
                 applied = fn(param)
@@ -518,6 +527,7 @@ class Module:
                 with no_grad():
                     new_param.grad = fn(grad)
             new_param.__dict__.update(param.__dict__)
+            memo[id(param)] = new_param
             self._parameters[key] = new_param
         for key, buf in self._buffers.items():
             if buf is not None:

@@ -1,0 +1,197 @@
+"""The op database on the GPU: every op x dtype x sample on CUDA against the same call on the CPU.
+
+Where it sits: the CUDA twin of test_opdb.py, over the same entries (tests/opdb). The CPU op is the oracle
+(it is itself checked against NumPy/float64 references by test_opdb.py), so a CUDA kernel is right when it
+gives the CPU's values, dtype and shape for every sample, keeps the same layout rules, writes its in-place and
+``out=`` forms, and raises the CPU's exception type on the error inputs. Samples keep their layout on the GPU
+(strides, transposes, broadcasts): only flipped (negative-stride) tensors are rebuilt as flips of a GPU copy.
+
+Tolerances: the op's own per-dtype tolerance, doubled — the GPU sums in another order than the CPU, and both
+round once. An op whose CUDA kernel does not exist yet raises NotImplementedError naming CUDA; that case is
+skipped with the op's name (``test_cuda_coverage_report`` lists them all), so the file runs to the end on a
+partly ported backend. They need a GPU and skip elsewhere ("needs a CUDA device").
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tensorplay_p10 as tp
+
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find tests/opdb
+
+from opdb import OpInfo, SampleInput, op_db, to_numpy  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+
+_MISSING: dict[str, str] = {}  # op id -> the NotImplementedError it raised on CUDA
+
+
+def to_cuda(t: tp.Tensor) -> tp.Tensor:
+    """``t`` on the GPU with the same sizes and strides: a flip of a GPU copy where strides are negative, an
+    expand of a GPU copy where they are 0, else an empty_strided GPU tensor written through."""
+    flips = [d for d, s in enumerate(t.stride()) if s < 0]
+    if flips:
+        return to_cuda(t.flip(flips)).flip(flips)
+    zeros = [d for d, (st, n) in enumerate(zip(t.stride(), t.shape, strict=True)) if st == 0 and n > 1]
+    if zeros:
+        index = tuple(slice(0, 1) if d in zeros else slice(None) for d in range(t.dim()))
+        return to_cuda(t[index].contiguous()).expand(*t.shape)
+    if t.is_contiguous():
+        return t.to("cuda")
+    try:
+        return tp.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="cuda").copy_(t)
+    except RuntimeError:  # overlapping strides (as_strided samples): a dense copy
+        return t.to("cuda")
+
+
+def _call(op: OpInfo, sample: SampleInput, **extra):
+    return op.op(sample.input, *sample.args, **sample.kwargs, **extra)
+
+
+def _on_cuda(sample: SampleInput) -> SampleInput:
+    return sample.map_tensors(to_cuda)
+
+
+def _run_or_skip(op: OpInfo, fn):
+    """Run ``fn``; a missing CUDA kernel skips the test, naming the op (recorded for the coverage report)."""
+    try:
+        return fn()
+    except NotImplementedError as e:
+        if "CUDA" not in str(e):
+            raise
+        _MISSING[op.id] = str(e).splitlines()[0]
+        pytest.skip(f"no CUDA kernel yet: {e}")
+
+
+def _as_list(r) -> list:
+    return list(r) if isinstance(r, (tuple, list)) else [r]
+
+
+def assert_same(op: OpInfo, got, want, sample: SampleInput, what: str = "") -> None:
+    """The GPU result ``got`` equals the CPU result ``want``: devices, dtypes, shapes, values (per dtype)."""
+    where = f"{op.id} {what} on {sample!r}"
+    got_l, want_l = _as_list(got), _as_list(want)
+    assert len(got_l) == len(want_l), where
+    for g, w in zip(got_l, want_l, strict=True):
+        if not isinstance(w, tp.Tensor):
+            if isinstance(w, float) or isinstance(g, float):
+                assert np.isclose(g, w, equal_nan=True), f"{where}: {g} != {w}"
+            else:
+                assert g == w, f"{where}: {g} != {w}"
+            continue
+        assert isinstance(g, tp.Tensor), where
+        assert g.device.type == "cuda", f"{where}: result on {g.device}"
+        assert g.dtype is w.dtype, f"{where}: dtype {g.dtype} != {w.dtype}"
+        assert tuple(g.shape) == tuple(w.shape), f"{where}: shape {tuple(g.shape)} != {tuple(w.shape)}"
+        if not op.compare_values:
+            continue
+        a, e = to_numpy(g.cpu()), to_numpy(w)
+        rtol, atol = op.tol(w.dtype)
+        if rtol == 0 and atol == 0:
+            np.testing.assert_array_equal(a, e, err_msg=where)
+        else:
+            np.testing.assert_allclose(a, e, rtol=2 * rtol, atol=2 * atol, equal_nan=True, err_msg=where)
+
+
+def _cpu(r):
+    if isinstance(r, (tuple, list)):
+        return type(r)(_cpu(x) for x in r) if isinstance(r, list) else tuple(_cpu(x) for x in r)
+    return r.cpu() if isinstance(r, tp.Tensor) else r
+
+
+def _params(ops, dtypes_of) -> list:
+    return [pytest.param(o, d, id=f"{o.id}-{str(d).rsplit('.', 1)[-1]}") for o in ops for d in dtypes_of(o)]
+
+
+def _representative(op: OpInfo) -> list:
+    picks = []
+    for group in ([tp.float32, tp.float64, tp.bfloat16], [tp.int64, tp.int32, tp.uint8]):
+        found = [d for d in group if d in op.dtypes]
+        if found:
+            picks.append(found[0])
+    return picks or [op.dtypes[0]]
+
+
+def _real_dtypes(op: OpInfo) -> list:
+    return [d for d in op.dtypes if not d.is_complex]  # complex dtypes have no CUDA kernels (check_real)
+
+
+# ---------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("op,dtype", _params(op_db, _real_dtypes))
+def test_cuda_matches_cpu(op: OpInfo, dtype):
+    checked = 0
+    for sample in op.samples(dtype):
+        want = _call(op, sample)
+        got = _run_or_skip(op, lambda s=sample: _call(op, _on_cuda(s)))
+        if op.check is not None:  # indices among ties: the entry's own check; the values must match
+            op.check(sample, _cpu(got))
+            assert_same(op, _as_list(got)[:1], _as_list(want)[:1], sample)
+        else:
+            assert_same(op, got, want, sample)
+        checked += 1
+    assert checked, f"{op.id} has no samples for {dtype}"
+
+
+@pytest.mark.parametrize("op,dtype", _params([o for o in op_db if o.inplace], _representative))
+def test_cuda_inplace_matches_cpu(op: OpInfo, dtype):
+    for sample in op.samples(dtype):
+        x = sample.input
+        if not isinstance(x, tp.Tensor) or any(
+            st == 0 and n > 1 for st, n in zip(x.stride(), x.shape, strict=True)
+        ):
+            continue
+        want_x = x.clone()
+        try:
+            op.inplace(want_x, *sample.args, **sample.kwargs)
+        except RuntimeError:
+            continue  # the CPU refuses this one in place (a result dtype self cannot hold)
+        cuda = _on_cuda(SampleInput(x.clone(), sample.args, sample.kwargs, sample.name))
+        result = _run_or_skip(op, lambda c=cuda: op.inplace(c.input, *c.args, **c.kwargs))
+        assert result is cuda.input, f"{op.id}_ on {sample!r} did not return self"
+        assert_same(op, cuda.input, want_x, sample, "in-place")
+
+
+@pytest.mark.parametrize("op,dtype", _params([o for o in op_db if o.out], _representative))
+def test_cuda_out_writes_the_given_tensor(op: OpInfo, dtype):
+    for sample in op.samples(dtype):
+        want = _call(op, sample)
+        if isinstance(want, (tuple, list)):
+            outs = tuple(tp.empty(tuple(w.shape), dtype=w.dtype, device="cuda") for w in want)
+            result = _run_or_skip(op, lambda s=sample, o=outs: _call(op, _on_cuda(s), out=o))
+            for r, o in zip(result, outs, strict=True):
+                assert r is o, f"{op.id} on {sample!r}: out= result is not the given tensor"
+            assert_same(op, outs, want, sample, "out=")
+            continue
+        out = tp.empty(tuple(want.shape), dtype=want.dtype, device="cuda")
+        result = _run_or_skip(op, lambda s=sample, o=out: _call(op, _on_cuda(s), out=o))
+        assert result is out, f"{op.id} on {sample!r}: out= result is not the given tensor"
+        assert_same(op, out, want, sample, "out=")
+
+
+@pytest.mark.parametrize("op", [pytest.param(o, id=o.id) for o in op_db if o.error_inputs is not None])
+def test_cuda_error_inputs_raise_as_on_cpu(op: OpInfo):
+    for err in op.error_inputs(op):
+        try:
+            sample = _on_cuda(err.sample)
+        except Exception:  # noqa: BLE001 - a sample the GPU cannot even hold (complex): the CPU test covers it
+            continue
+        with pytest.raises((err.error, NotImplementedError)) as info:
+            _call(op, sample)
+        if isinstance(info.value, NotImplementedError) and not issubclass(err.error, NotImplementedError):
+            if "CUDA" in str(info.value):
+                _MISSING.setdefault(op.id, str(info.value).splitlines()[0])
+                pytest.skip(f"no CUDA kernel yet: {info.value}")
+            raise info.value
+
+
+def test_cuda_coverage_report():
+    """Runs last in this file: prints the entries that met a missing CUDA kernel (information only)."""
+    if _MISSING:
+        print(f"\n{len(_MISSING)} op database entries without a CUDA kernel:")
+        for name, why in sorted(_MISSING.items()):
+            print(f"  {name}: {why}")
