@@ -504,8 +504,7 @@ class Module:
         A parameter stays the same object when ``fn`` returns it unchanged; otherwise the module gets a new
         :class:`Parameter` holding ``fn``'s result, with the same ``requires_grad`` (and the converted grad).
         A parameter shared by several modules (tied embeddings) becomes one new parameter, shared the same
-        way:
-        ``_memo`` maps each old parameter to its replacement across the whole tree.
+        way: ``_memo`` maps each old parameter to its replacement across the whole tree.
         """
         memo: dict[int, Parameter] = {} if _memo is None else _memo
         if recurse:
