@@ -45,7 +45,7 @@ def torch_twin():
 
     def rope(x, pos, base=10000.0):
         d = x.shape[-1]
-        inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float32) / d))
+        inv_freq = 1.0 / (base ** (torch.arange(0, d, 2, dtype=torch.float32, device=x.device) / d))
         ang = pos.float()[..., None] * inv_freq
         cos, sin = ang.cos()[:, None], ang.sin()[:, None]
         x1, x2 = x[..., : d // 2], x[..., d // 2 :]
@@ -68,7 +68,7 @@ def torch_twin():
             cache = past_key_values
             offset = cache[self.layer_idx][0].shape[2] if cache is not None and self.layer_idx in cache else 0
             if position_ids is None:
-                position_ids = torch.arange(offset, offset + t).expand(b, t)
+                position_ids = torch.arange(offset, offset + t, device=x.device).expand(b, t)
             q, k = rope(q, position_ids), rope(k, position_ids)
             if cache is not None:
                 if self.layer_idx in cache:

@@ -299,6 +299,24 @@ def test_addmm_forms(dtype):
 
 
 @needs_gpu
+@pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16, tp.float32], ids=str)
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (5, 3, 7), (64, 40, 33), (300, 128, 1), (1, 96, 200)])
+def test_linear_bias_epilogue(dtype, m, k, n):
+    """addmm(bias, x, w.t()) with alpha = beta = 1 (nn.Linear): the cuBLASLt bias epilogue (Note [Bias
+    epilogue]). Layouts: w.t() (op T), contiguous x and a row slice of a wider x (ld > k), a bias and an x
+    that start off a 256-byte boundary (the alignment the heuristic is told)."""
+    for name, x, gx in layouts(m, k, dtype, seed=m + k):
+        w = sample((n, k), dtype, 7)
+        bias_store = sample((n + 1,), dtype, 8)
+        for bias in (bias_store[:n], bias_store[1:]):  # aligned and 2-byte/4-byte offset bias
+            want = f64(x) @ f64(w).T + f64(bias)
+            scale = np.abs(f64(x)) @ np.abs(f64(w)).T + np.abs(f64(bias))
+            got = tp.addmm(bias.cuda() if bias is bias_store[:n] else bias_store.cuda()[1:], gx, w.cuda().t())
+            assert got.is_contiguous() and got.dtype is dtype, name
+            check(got, want, scale, TOL[dtype], tp.addmm(bias, x, w.t()))
+
+
+@needs_gpu
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_addbmm_mv_addmv_dot(dtype):
     b1, b2, c = sample((3, 4, 5), dtype, 1), sample((3, 5, 2), dtype, 2), sample((4, 2), dtype, 3)

@@ -56,6 +56,13 @@ CublasApi load_cublas(const std::string &path) {
   }
   TP_CUBLAS_FUNCTIONS(TP_CUBLAS_RESOLVE)
 #undef TP_CUBLAS_RESOLVE
+  // cuBLASLt is optional: without it (or with an old one), products with a bias take the plain path.
+  api.has_lt = api.lt_handle != nullptr;
+#define TP_CUBLASLT_RESOLVE(name, ret, params)                                                               \
+  api.name = api.lt_handle ? reinterpret_cast<ret(*) params>(dlsym(api.lt_handle, #name)) : nullptr;         \
+  api.has_lt = api.has_lt && api.name != nullptr;
+  TP_CUBLASLT_FUNCTIONS(TP_CUBLASLT_RESOLVE)
+#undef TP_CUBLASLT_RESOLVE
   int major = 0, minor = 0, patch = 0;
   api.cublasGetProperty(kMajorVersion, &major);
   api.cublasGetProperty(kMinorVersion, &minor);
@@ -76,7 +83,12 @@ struct CublasState {
   CublasLocator locator;
   CublasApi api;  // loaded once, never closed: handles live until the process exits
   // Note [cuBLAS handles]: (device, stream, thread) -> handle; workspaces are never freed either.
-  std::map<std::tuple<int, CUstream, std::thread::id>, cublasHandle_t> handles;
+  struct Handle {
+    cublasHandle_t handle;
+    Workspace workspace;
+  };
+  std::map<std::tuple<int, CUstream, std::thread::id>, Handle> handles;
+  std::map<std::tuple<int, std::thread::id>, cublasLtHandle_t> lt_handles;
 };
 CublasState &state() {
   static CublasState *s = new CublasState();  // never destroyed: GEMMs may run during interpreter exit
@@ -116,7 +128,7 @@ cublasHandle_t cublas_handle(int device, CUstream stream) {
   {
     std::lock_guard<std::mutex> lock(s.mu);
     auto it = s.handles.find(key);
-    if (it != s.handles.end()) return it->second;
+    if (it != s.handles.end()) return it->second.handle;
   }
   // Only this thread makes handles under this key, so nobody races us between the lookup and the insert.
   cublasHandle_t h = nullptr;
@@ -128,7 +140,30 @@ cublasHandle_t cublas_handle(int device, CUstream stream) {
   TP_CU(cuMemAlloc, &ws, bytes);
   cublas_check(api.cublasSetWorkspace_v2(h, reinterpret_cast<void *>(ws), bytes), "cublasSetWorkspace");
   std::lock_guard<std::mutex> lock(s.mu);
-  s.handles.emplace(key, h);
+  s.handles.emplace(key, CublasState::Handle{h, Workspace{reinterpret_cast<void *>(ws), bytes}});
+  return h;
+}
+
+Workspace cublas_workspace(int device, CUstream stream) {
+  cublas_handle(device, stream);  // made with its workspace on first use
+  CublasState &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.handles.at(std::make_tuple(device, stream, std::this_thread::get_id())).workspace;
+}
+
+cublasLtHandle_t cublaslt_handle(int device) {
+  const CublasApi &api = cublas();
+  CublasState &s = state();
+  auto key = std::make_tuple(device, std::this_thread::get_id());
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    auto it = s.lt_handles.find(key);
+    if (it != s.lt_handles.end()) return it->second;
+  }
+  cublasLtHandle_t h = nullptr;
+  cublas_check(api.cublasLtCreate(&h), "cublasLtCreate");
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.lt_handles.emplace(key, h);
   return h;
 }
 

@@ -15,6 +15,7 @@
 //   allocate while they run and tp.cuda.memory_allocated() counts only tensors. The stream is set once, when
 //   the handle is made: cublasSetStream would reset the workspace to cuBLAS's own pool.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -56,10 +57,58 @@ constexpr int kMajorVersion = 0, kMinorVersion = 1, kPatchLevel = 2;
      const void *beta, void *C, int Ctype, int ldc, long long strideC, int batchCount, int computeType,         \
      int algo))
 
+// ---- cuBLASLt: the matmul with a fused epilogue (nn.Linear's bias added as the tile is written) --------------
+// Its library is the sibling cuBLAS itself loads. Opaque handles; the enum values are cublasLt.h's.
+using cublasLtHandle_t = struct cublasLtContext *;
+using cublasLtMatmulDesc_t = struct cublasLtMatmulDescOpaque *;
+using cublasLtMatrixLayout_t = struct cublasLtMatrixLayoutOpaque *;
+using cublasLtMatmulPreference_t = struct cublasLtMatmulPreferenceOpaque *;
+struct cublasLtMatmulAlgo_t {
+  uint64_t data[8];
+};
+struct cublasLtMatmulHeuristicResult_t {
+  cublasLtMatmulAlgo_t algo;
+  size_t workspaceSize;
+  cublasStatus_t state;
+  float wavesCount;
+  int reserved[4];
+};
+// cublasLtMatmulDescAttributes_t, cublasLtEpilogue_t, cublasLtMatmulPreferenceAttributes_t
+constexpr int CUBLASLT_MATMUL_DESC_TRANSA = 3, CUBLASLT_MATMUL_DESC_TRANSB = 4, CUBLASLT_MATMUL_DESC_EPILOGUE = 7,
+              CUBLASLT_MATMUL_DESC_BIAS_POINTER = 8;
+constexpr uint32_t CUBLASLT_EPILOGUE_BIAS = 4;
+constexpr int CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES = 5;
+// (the alignments of B, C and D follow A's: 6, 7, 8)
+
+#define TP_CUBLASLT_FUNCTIONS(X)                                                                                 \
+  X(cublasLtCreate, cublasStatus_t, (cublasLtHandle_t * handle))                                                 \
+  X(cublasLtMatmulDescCreate, cublasStatus_t, (cublasLtMatmulDesc_t * desc, int computeType, int scaleType))     \
+  X(cublasLtMatmulDescDestroy, cublasStatus_t, (cublasLtMatmulDesc_t desc))                                      \
+  X(cublasLtMatmulDescSetAttribute, cublasStatus_t,                                                              \
+    (cublasLtMatmulDesc_t desc, int attr, const void *buf, size_t bytes))                                        \
+  X(cublasLtMatrixLayoutCreate, cublasStatus_t,                                                                  \
+    (cublasLtMatrixLayout_t * layout, int type, uint64_t rows, uint64_t cols, int64_t ld))                       \
+  X(cublasLtMatrixLayoutDestroy, cublasStatus_t, (cublasLtMatrixLayout_t layout))                                \
+  X(cublasLtMatmulPreferenceCreate, cublasStatus_t, (cublasLtMatmulPreference_t * pref))                         \
+  X(cublasLtMatmulPreferenceDestroy, cublasStatus_t, (cublasLtMatmulPreference_t pref))                          \
+  X(cublasLtMatmulPreferenceSetAttribute, cublasStatus_t,                                                        \
+    (cublasLtMatmulPreference_t pref, int attr, const void *buf, size_t bytes))                                  \
+  X(cublasLtMatmulAlgoGetHeuristic, cublasStatus_t,                                                              \
+    (cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,    \
+     cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t d, cublasLtMatmulPreference_t pref, int requested,         \
+     cublasLtMatmulHeuristicResult_t *results, int *returned))                                                   \
+  X(cublasLtMatmul, cublasStatus_t,                                                                              \
+    (cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void *alpha, const void *A,                       \
+     cublasLtMatrixLayout_t a, const void *B, cublasLtMatrixLayout_t b, const void *beta, const void *C,         \
+     cublasLtMatrixLayout_t c, void *D, cublasLtMatrixLayout_t d, const cublasLtMatmulAlgo_t *algo,             \
+     void *workspace, size_t workspace_bytes, CUstream stream))
+
 struct CublasApi {
 #define TP_CUBLAS_DECLARE(name, ret, params) ret(*name) params = nullptr;
   TP_CUBLAS_FUNCTIONS(TP_CUBLAS_DECLARE)
+  TP_CUBLASLT_FUNCTIONS(TP_CUBLAS_DECLARE)  // all null when the sibling cuBLASLt was not found: has_lt false
 #undef TP_CUBLAS_DECLARE
+  bool has_lt = false;
   void *handle = nullptr;     // dlopen of libcublas
   void *lt_handle = nullptr;  // dlopen of its sibling libcublasLt, loaded first (libcublas needs it)
   int version = 0;            // CUBLAS_VERSION's encoding: 130100 = 13.1.0
@@ -83,6 +132,15 @@ const CublasApi &cublas();
 // The handle for (device, stream, this thread), made on first use with its workspace. Call with `device`
 // current (DeviceGuard): cuBLAS binds a handle to the current context. Note [cuBLAS handles].
 cublasHandle_t cublas_handle(int device, CUstream stream);
+
+// The cuBLASLt handle for (device, this thread) and the workspace of the cuBLAS handle of (device, stream,
+// thread): the two libraries' calls on one stream run in order, so they can share it.
+cublasLtHandle_t cublaslt_handle(int device);
+struct Workspace {
+  void *ptr = nullptr;
+  size_t bytes = 0;
+};
+Workspace cublas_workspace(int device, CUstream stream);
 
 // "CUBLAS_STATUS_NOT_SUPPORTED (the functionality requested is not supported)"
 std::string cublas_status_text(cublasStatus_t s);

@@ -20,7 +20,10 @@
 // set_float32_matmul_precision("high") allow it), float64, and float16 / bfloat16 with float32 accumulation.
 // Integer and complex products raise NotImplementedError, as PyTorch's CUDA ones do.
 #include <algorithm>
+#include <array>
 #include <climits>
+#include <map>
+#include <mutex>
 #include <optional>
 
 #include "cuda/cublas.h"
@@ -212,6 +215,96 @@ void gemm(int dev, const char *op, const Tensor &a, const Tensor &b, const Tenso
   if (res.impl() != c.impl()) device_copy(c, res);
 }
 
+// Note [Bias epilogue]
+//   nn.Linear is addmm(bias, x, W^T). As a GEMM into a copy of the broadcast bias (beta = 1) it writes the
+//   output twice and reads it once more; cuBLASLt's BIAS epilogue adds bias[j] while each output tile is still
+//   in registers. Taken when alpha = beta = 1, the bias is 1-D with n elements, stride 1 and the product's
+//   dtype (float16, bfloat16, float32), and the result is new (not in place, not out=). In cuBLAS's
+//   column-major view (Note [Row-major GEMM on cuBLAS]) the result is n x m, so the bias runs down its rows,
+//   which is where cuBLASLt adds it. The heuristic's choice is cached per problem (sizes, layouts, compute
+//   type, pointer alignments: cuBLASLt otherwise assumes 256-byte aligned pointers); the query costs more host
+//   time than the launch. Returns false (nothing written) where cuBLASLt is missing or has no algorithm.
+uint32_t alignment(const void *p) {
+  uint32_t al = 256;
+  while (al > 1 && uintptr_t(p) % al) al >>= 1;
+  return al;
+}
+
+bool gemm_bias(int dev, const Tensor &a, const Tensor &b, const Tensor &bias, const Tensor &r) {
+  const ScalarType t = r.dtype();
+  const int64_t m = r.size(0), n = r.size(1), k = a.size(1);
+  if (t != ScalarType::Float16 && t != ScalarType::BFloat16 && t != ScalarType::Float32) return false;
+  if (m == 0 || n == 0 || k == 0 || std::max({m, n, k}) > INT_MAX) return false;
+  const CublasApi &api = cublas();
+  if (!api.has_lt) return false;
+  const Batch A = as_operand(as3d(a)), B = as_operand(as3d(b));
+  const GemmTypes ty = gemm_types("addmm", t);
+  const uint32_t al[4] = {alignment(B.t.data_ptr()), alignment(A.t.data_ptr()), alignment(r.data_ptr()),
+                          alignment(r.data_ptr())};
+  const Stream stream = stream_for(dev);
+  cublasLtHandle_t h = cublaslt_handle(dev);
+  const Workspace ws = cublas_workspace(dev, stream.handle);
+  auto check = [&](cublasStatus_t st, const char *what) {
+    if (st != CUBLAS_STATUS_SUCCESS) cublas_check(st, str_cat(what, " (addmm with bias, m=", m, " n=", n, " k=", k, ")"));
+  };
+  // The problem in cuBLAS's view: D (n x m) = op(B^T) (n x k) @ op(A^T) (k x m) + bias; layouts as stored.
+  cublasLtMatmulDesc_t desc = nullptr;
+  check(api.cublasLtMatmulDescCreate(&desc, ty.compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  const int32_t ta = B.mat.op, tb = A.mat.op;
+  const uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+  const void *bias_ptr = bias.data_ptr();
+  api.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+  api.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+  api.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
+  api.cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr, sizeof bias_ptr);
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
+  const bool na = ta == CUBLAS_OP_N, nb = tb == CUBLAS_OP_N;
+  api.cublasLtMatrixLayoutCreate(&la, ty.data, na ? n : k, na ? k : n, B.mat.ld);
+  api.cublasLtMatrixLayoutCreate(&lb, ty.data, nb ? k : m, nb ? m : k, A.mat.ld);
+  api.cublasLtMatrixLayoutCreate(&ld, ty.data, n, m, n);
+  // The algorithm for this problem: from the cache, or from the heuristic (then cached, a miss too).
+  static std::mutex mu;
+  static std::map<std::array<int64_t, 14>, std::optional<cublasLtMatmulAlgo_t>> algos;
+  const std::array<int64_t, 14> key{dev, m, n, k, ta, tb, B.mat.ld, A.mat.ld, ty.compute, ty.data,
+                                    al[0], al[1], al[2], alignment(bias_ptr)};
+  std::optional<cublasLtMatmulAlgo_t> algo;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = algos.find(key); it != algos.end()) algo = it->second, known = true;
+  }
+  if (!known) {
+    cublasLtMatmulPreference_t pref = nullptr;
+    api.cublasLtMatmulPreferenceCreate(&pref);
+    const uint64_t max_ws = ws.bytes;
+    api.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws);
+    for (int i = 0; i < 4; ++i)  // A, B, C, D
+      api.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES + i, &al[i],
+                                               sizeof al[i]);
+    cublasLtMatmulHeuristicResult_t result{};
+    int returned = 0;
+    const cublasStatus_t st =
+        api.cublasLtMatmulAlgoGetHeuristic(h, desc, la, lb, ld, ld, pref, 1, &result, &returned);
+    api.cublasLtMatmulPreferenceDestroy(pref);
+    if (st == CUBLAS_STATUS_SUCCESS && returned > 0 && result.state == CUBLAS_STATUS_SUCCESS) algo = result.algo;
+    std::lock_guard<std::mutex> lock(mu);
+    algos.emplace(key, algo);
+  }
+  if (algo) {
+    const float one = 1.0f, zero = 0.0f;
+    check(api.cublasLtMatmul(h, desc, &one, B.t.data_ptr(), la, A.t.data_ptr(), lb, &zero, r.data_ptr(), ld,
+                             r.data_ptr(), ld, &*algo, ws.ptr, ws.bytes, stream.handle),
+          "cublasLtMatmul");
+  }
+  api.cublasLtMatrixLayoutDestroy(la);
+  api.cublasLtMatrixLayoutDestroy(lb);
+  api.cublasLtMatrixLayoutDestroy(ld);
+  api.cublasLtMatmulDescDestroy(desc);
+  return algo.has_value();
+}
+
+bool is_one(const Scalar &s) { return s.to_complex() == std::complex<double>(1); }
+
 // Every product's entry: its tensors on one CUDA device, which is made current.
 int enter(const char *op, const std::vector<Tensor> &ts) { return common_device(op, ts, false); }
 
@@ -245,7 +338,13 @@ static Tensor addmm_impl(const char *op, const Tensor &self, const Tensor &m1, c
   const int dev = enter(op, {self, m1, m2, out});
   DeviceGuard g(dev);
   check_mm_shapes(m1, m2);
-  Tensor r = prepare_add_result(op, self, {m1.size(0), m2.size(1)}, m1.dtype(), out, inplace, beta);
+  const int64_t n = m2.size(1);
+  if (!inplace && !out.defined() && is_one(alpha) && is_one(beta) && self.dim() == 1 && self.size(0) == n &&
+      (n == 1 || self.stride(0) == 1) && self.dtype() == m1.dtype() && m1.dtype() == m2.dtype()) {
+    Tensor r = empty_tensor({m1.size(0), n}, m1.dtype(), m1.device());  // Note [Bias epilogue]
+    if (gemm_bias(dev, m1, m2, self, r)) return r;
+  }
+  Tensor r = prepare_add_result(op, self, {m1.size(0), n}, m1.dtype(), out, inplace, beta);
   gemm(dev, op, as3d(m1), as3d(m2), as3d(r), alpha, beta);
   return r;
 }
