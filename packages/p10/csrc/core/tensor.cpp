@@ -34,6 +34,16 @@ void TensorImpl::set_geometry(Shape new_sizes, Shape new_strides, int64_t offset
   is_contiguous = compute_contiguous(sizes, strides);
 }
 
+// Note [No host reads of device memory]
+//   CPU kernels read and write memory through the host's pointers: TensorIterator's loops and Tensor::data<T>().
+//   A CUDA tensor reaching one of them (an op with no CUDA kernel whose Composite or CPU code runs anyway, such
+//   as a helper reading index values) would dereference a device address and crash the process. Both doors
+//   refuse instead, with NotImplementedError (TensorIterator names the op).
+void refuse_host_access(Device device) {
+  fail(ErrorKind::NotImplemented, "this op has no CUDA kernel yet: its CPU code was reached with a ",
+       device_str(device), " tensor, whose memory the host cannot read");
+}
+
 void *TensorImpl::data_ptr() const {
   if (!storage || !storage->data) return nullptr;
   return static_cast<char *>(storage->data) + storage_offset * itemsize();

@@ -65,6 +65,8 @@ struct TensorImpl : RefCounted {
   int64_t itemsize() const { return element_size(dtype); }
 };
 
+[[noreturn]] void refuse_host_access(Device device);
+
 class Tensor {
  public:
   Tensor() = default;
@@ -87,7 +89,12 @@ class Tensor {
   bool is_contiguous() const { return impl_->is_contiguous; }
   int64_t storage_offset() const { return impl_->storage_offset; }
   void *data_ptr() const { return impl_->data_ptr(); }
-  template <typename T> T *data() const { return static_cast<T *>(impl_->data_ptr()); }
+  // Typed host access, for CPU kernels. Note [No host reads of device memory]: on a CUDA tensor it raises
+  // NotImplementedError instead of dereferencing a device pointer (a crash) — the op has no CUDA kernel yet.
+  template <typename T> T *data() const {
+    if (impl_->device.type == DeviceType::CUDA) [[unlikely]] refuse_host_access(impl_->device);
+    return static_cast<T *>(impl_->data_ptr());
+  }
   void bump_version() const { impl_->version->version.fetch_add(1, std::memory_order_relaxed); }
 
  private:

@@ -3,8 +3,9 @@
 //
 // Where it sits: the CUDA twin of kernels/matmul.cpp, with the same schemas, shape rules, dtype rules and
 // messages; every product ends in gemm() below, one cublasGemmEx or cublasGemmStridedBatchedEx call (cublas.h
-// loads cuBLAS). matmul's rank rules are the CPU's (Note [matmul rank rules] in kernels/matmul.cpp), written
-// here over the dispatcher so that each step runs on CUDA.
+// loads cuBLAS) — except addmm with a bias vector (nn.Linear), which is one cuBLASLt call with the bias added
+// in its epilogue (Note [Bias epilogue]). matmul's rank rules are the CPU's (Note [matmul rank rules] in
+// kernels/matmul.cpp), written here over the dispatcher so that each step runs on CUDA.
 //
 // Note [Row-major GEMM on cuBLAS]
 //   cuBLAS is column-major: a buffer holding row-major C (m x n, rows ldc apart) is, to cuBLAS, C^T (n x m)

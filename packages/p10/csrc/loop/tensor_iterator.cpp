@@ -81,6 +81,10 @@ TensorIterator::TensorIterator(const IterConfig &cfg, Tensor out, std::vector<Te
                 "two devices, ", device_str(device), " and ", device_str(t.device()), "!");
     }
   }
+  // Note [No host reads of device memory]: these loops run on the host.
+  if (device.type == DeviceType::CUDA || (out.defined() && out.device().type == DeviceType::CUDA)) [[unlikely]]
+    fail(ErrorKind::NotImplemented, cfg.op, ": no CUDA kernel yet (the CPU loop was reached with a ",
+         device_str(out.defined() && out.device().type == DeviceType::CUDA ? out.device() : device), " tensor)");
   // In place (and fill_/copy_): the inputs must broadcast *to* the output, which keeps its shape.
   if (out.defined() && !cfg.resize_out) {
     Shape full = broadcast_shapes(shape, out.sizes(), cfg.op);

@@ -53,7 +53,7 @@ def _sdpa(ctx, grad):
     s = (q @ k.transpose(-2, -1)) * scale
     L, S = q.shape[-2], k.shape[-2]
     if ctx.is_causal:
-        s = s.masked_fill(~tp.ones(L, S, dtype=tp.bool).tril(), -math.inf)
+        s = s.masked_fill(~tp.ones(L, S, dtype=tp.bool, device=s.device).tril(), -math.inf)
     if mask is not None:
         s = s.masked_fill(~mask, -math.inf) if mask.dtype == tp.bool else s + mask
     p = s.softmax(-1)

@@ -92,7 +92,9 @@ def _max_pool_backward(grad, indices, in_shape, nsp: int):
     plane = math.prod(in_shape[len(in_shape) - nsp :])
     rows = math.prod(lead)
     g = grad.reshape(rows, -1)
-    out = tp.zeros(rows, plane, dtype=grad.dtype).scatter_add(1, indices.reshape(rows, -1), g)
+    out = tp.zeros(rows, plane, dtype=grad.dtype, device=grad.device).scatter_add(
+        1, indices.reshape(rows, -1), g
+    )
     return out.reshape(in_shape)
 
 
@@ -123,7 +125,7 @@ def _windows_sum_transposed(g, in_spatial, k, s, p):
     without padding and then cut to the input (so ceil_mode windows that hang over the edge are handled)."""
     n = len(k)
     planes = g.reshape(-1, 1, *g.shape[g.dim() - n :])
-    ones = tp.ones([1, 1] + list(k), dtype=g.dtype)
+    ones = tp.ones([1, 1] + list(k), dtype=g.dtype, device=g.device)
     full = tp.convolution(planes, ones, None, s, [0] * n, [1] * n, True, [0] * n, 1)
     # inputs after the last window (floor mode) get no gradient: pad the sums with zeros to cover them
     pads = []
@@ -136,15 +138,15 @@ def _windows_sum_transposed(g, in_spatial, k, s, p):
     return full
 
 
-def _avg_divisors(in_spatial, out_spatial, k, s, p, count_include_pad, dtype):
+def _avg_divisors(in_spatial, out_spatial, k, s, p, count_include_pad, dtype, device):
     """How many elements each window of avg_pool divides by (PyTorch's rule), as a tensor of the output's
     spatial shape."""
     n = len(k)
     extra = [max(0, (out_spatial[d] - 1) * s[d] + k[d] - (in_spatial[d] + 2 * p[d])) for d in range(n)]
     if count_include_pad:  # the window, clipped to the padded input
-        region = tp.ones([1, 1] + [in_spatial[d] + 2 * p[d] for d in range(n)], dtype=dtype)
+        region = tp.ones([1, 1] + [in_spatial[d] + 2 * p[d] for d in range(n)], dtype=dtype, device=device)
     else:  # the window, clipped to the input itself
-        region = tp.ones([1, 1] + list(in_spatial), dtype=dtype)
+        region = tp.ones([1, 1] + list(in_spatial), dtype=dtype, device=device)
         pads = []
         for d in reversed(range(n)):
             pads += [p[d], p[d]]
@@ -154,7 +156,15 @@ def _avg_divisors(in_spatial, out_spatial, k, s, p, count_include_pad, dtype):
         pads += [0, extra[d]]
     region = tp.pad(region, pads)
     counts = tp.convolution(
-        region, tp.ones([1, 1] + list(k), dtype=dtype), None, s, [0] * n, [1] * n, False, [0] * n, 1
+        region,
+        tp.ones([1, 1] + list(k), dtype=dtype, device=device),
+        None,
+        s,
+        [0] * n,
+        [1] * n,
+        False,
+        [0] * n,
+        1,
     )
     for d in range(n):
         counts = counts.narrow(2 + d, 0, out_spatial[d])
@@ -174,11 +184,13 @@ def _avg_pool(ctx, grad):
     if override:
         g = grad / override
     else:
-        g = grad / _avg_divisors(in_spatial, out_spatial, k, s, p, ctx.count_include_pad, grad.dtype)
+        g = grad / _avg_divisors(
+            in_spatial, out_spatial, k, s, p, ctx.count_include_pad, grad.dtype, grad.device
+        )
     return _windows_sum_transposed(g, in_spatial, k, s, p).reshape(shape)
 
 
-def _adaptive_matrix(in_size: int, out_size: int, dtype) -> tp.Tensor:
+def _adaptive_matrix(in_size: int, out_size: int, dtype, device) -> tp.Tensor:
     """[out, in]: row i averages input[floor(i in / out) : ceil((i + 1) in / out)] (PyTorch's windows)."""
     rows = []
     for i in range(out_size):
@@ -188,7 +200,7 @@ def _adaptive_matrix(in_size: int, out_size: int, dtype) -> tp.Tensor:
         for j in range(start, end):
             row[j] = 1.0 / (end - start)
         rows.append(row)
-    return tp.tensor(rows, dtype=dtype).reshape(out_size, in_size)
+    return tp.tensor(rows, dtype=dtype, device=device).reshape(out_size, in_size)
 
 
 @derivative("adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d")
@@ -199,6 +211,6 @@ def _adaptive_avg_pool(ctx, grad):
     # separable: undo the average along each spatial dim with the transposed averaging matrix
     for d in range(nsp):
         dim = len(shape) - nsp + d
-        m = _adaptive_matrix(shape[dim], g.shape[dim], grad.dtype)  # [out, in]
+        m = _adaptive_matrix(shape[dim], g.shape[dim], grad.dtype, grad.device)  # [out, in]
         g = tp.tensordot(g.movedim(dim, -1), m, dims=([g.dim() - 1], [0])).movedim(-1, dim)
     return g

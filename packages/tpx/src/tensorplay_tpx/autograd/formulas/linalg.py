@@ -190,5 +190,5 @@ def _einsum_operand_grad(equation: str, ops: list, i: int, grad: tp.Tensor) -> t
     for c in mine:
         shape = [1] * len(unique)
         shape[unique.index(c)] = sizes[c]
-        index.append(tp.arange(sizes[c]).reshape(shape))
-    return tp.zeros(tuple(ops[i].shape), dtype=g.dtype).index_put(tuple(index), g)
+        index.append(tp.arange(sizes[c], device=g.device).reshape(shape))
+    return tp.zeros(tuple(ops[i].shape), dtype=g.dtype, device=g.device).index_put(tuple(index), g)

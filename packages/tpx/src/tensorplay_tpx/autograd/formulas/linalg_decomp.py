@@ -123,7 +123,7 @@ def _eigh(ctx, gw, gv):
     if gv is not None:
         vhgv = _mH(v) @ gv
         diff = w.unsqueeze(-2) - w.unsqueeze(-1)  # [i, j] = w_j - w_i
-        eye = tp.eye(w.shape[-1], dtype=tp.bool)
+        eye = tp.eye(w.shape[-1], dtype=tp.bool, device=w.device)
         f = tp.where(eye, tp.zeros_like(diff), 1.0 / tp.where(eye, tp.ones_like(diff), diff))
         inner = inner + f * vhgv
     return v @ inner @ _mH(v)
@@ -207,7 +207,7 @@ def _svd(ctx, gu, gs, gvh):
     gv = _mH(gvh) if gvh is not None else None
     s2 = s * s
     diff = s2.unsqueeze(-2) - s2.unsqueeze(-1)  # [i, j] = s_j^2 - s_i^2
-    eye = tp.eye(k, dtype=tp.bool)
+    eye = tp.eye(k, dtype=tp.bool, device=s.device)
     inv_e = tp.where(eye, tp.zeros_like(diff), 1.0 / tp.where(eye, tp.ones_like(diff), diff))
     core = None
     uhgu = vhgv = None

@@ -110,7 +110,7 @@ def _select_backward(grad, indices, shape, dim, keepdim):
         return grad
     if not keepdim:
         grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
-    return tp.zeros(shape, dtype=grad.dtype).scatter(dim, indices, grad)
+    return tp.zeros(shape, dtype=grad.dtype, device=grad.device).scatter(dim, indices, grad)
 
 
 @derivative("max.dim", "min.dim", "median.dim", "nanmedian.dim", "mode", results=True, outputs=(True, False))
@@ -127,7 +127,9 @@ def _kthvalue(ctx, grad, _indices_grad):
 def _sort(ctx, grad, _indices_grad):
     if len(ctx.self_shape) == 0:
         return grad
-    return tp.zeros(ctx.self_shape, dtype=grad.dtype).scatter(ctx.dim, ctx.results[1], grad)
+    return tp.zeros(ctx.self_shape, dtype=grad.dtype, device=grad.device).scatter(
+        ctx.dim, ctx.results[1], grad
+    )
 
 
 @derivative("aminmax", save=("self",), results=True)
@@ -271,7 +273,9 @@ def _logcumsumexp(ctx, grad):
 def _cummax(ctx, grad, _indices_grad):
     if len(ctx.self_shape) == 0:
         return grad
-    return tp.zeros(ctx.self_shape, dtype=grad.dtype).scatter_add(ctx.dim, ctx.results[1], grad)
+    return tp.zeros(ctx.self_shape, dtype=grad.dtype, device=grad.device).scatter_add(
+        ctx.dim, ctx.results[1], grad
+    )
 
 
 nondifferentiable("histc")
@@ -312,7 +316,7 @@ def _quantile(ctx, grad):
     q = ctx.q
     q_is_list = isinstance(q, tp.Tensor) and q.dim() == 1
     qv = (
-        (q.detach() if isinstance(q, tp.Tensor) else tp.tensor(float(q), dtype=tp.float64))
+        (q.detach() if isinstance(q, tp.Tensor) else tp.tensor(float(q), dtype=tp.float64, device=x.device))
         .to(tp.float64)
         .reshape(-1)
     )
@@ -327,7 +331,7 @@ def _quantile(ctx, grad):
     if ctx.op_name.startswith("nanquantile"):
         m = (rows == rows).sum(-1).to(tp.float64)
     else:
-        m = tp.full(batch, float(n), dtype=tp.float64)
+        m = tp.full(batch, float(n), dtype=tp.float64, device=x.device)
     rank = qv.reshape([nq] + [1] * len(batch)) * (m.unsqueeze(0) - 1)
     lo, hi, w = _quantile_weights(rank, ctx.interpolation)
     # rows with no value (all NaN) or NaN results got NaN; their ranks are clamped only to stay in range
@@ -336,7 +340,7 @@ def _quantile(ctx, grad):
     order = order.unsqueeze(0).expand([nq] + batch + [n])
     src_lo = order.gather(-1, lo.unsqueeze(-1))
     src_hi = order.gather(-1, hi.unsqueeze(-1))
-    out = tp.zeros([nq] + batch + [n], dtype=grad.dtype)
+    out = tp.zeros([nq] + batch + [n], dtype=grad.dtype, device=grad.device)
     out = out.scatter_add(-1, src_lo, ((1 - w) * g).unsqueeze(-1)).scatter_add(
         -1, src_hi, (w * g).unsqueeze(-1)
     )

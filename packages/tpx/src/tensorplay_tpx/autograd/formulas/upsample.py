@@ -28,11 +28,11 @@ from tensorplay_p10 import ops
 from . import derivative
 
 
-def _weights(op, nsp: int, k: int, n_in: int, n_out: int, align, scale, dtype):
+def _weights(op, nsp: int, k: int, n_in: int, n_out: int, align, scale, dtype, device):
     """M_k of Note [Upsample gradients]: (n_in, n_out) weights of spatial dim k (of nsp), from the kernel."""
     shape = [1, n_in] + [1] * nsp
     shape[2 + k] = n_in
-    probe = tp.eye(n_in, dtype=dtype).reshape(shape)
+    probe = tp.eye(n_in, dtype=dtype, device=device).reshape(shape)
     size = [1] * nsp
     size[k] = n_out
     scales = [None] * nsp
@@ -49,7 +49,7 @@ def _upsample_backward(op, nsp: int, ctx, grad, align, scales):
     in_shape = ctx.self_shape
     for k in range(nsp):
         d = 2 + k
-        m = _weights(op, nsp, k, in_shape[d], grad.shape[d], align, scales[k], work)
+        m = _weights(op, nsp, k, in_shape[d], grad.shape[d], align, scales[k], work, grad.device)
         g = (g.movedim(d, -1) @ m.mT).movedim(-1, d)
     return g.to(grad.dtype)
 
