@@ -127,7 +127,9 @@ def _kthvalue(ctx, grad, _indices_grad):
 def _sort(ctx, grad, _indices_grad):
     if len(ctx.self_shape) == 0:
         return grad
-    return tp.zeros(ctx.self_shape, dtype=grad.dtype).scatter(ctx.dim, ctx.results[1], grad)
+    return tp.zeros(ctx.self_shape, dtype=grad.dtype, device=grad.device).scatter(
+        ctx.dim, ctx.results[1], grad
+    )
 
 
 @derivative("aminmax", save=("self",), results=True)
