@@ -1,9 +1,9 @@
 """median, nanmedian, mode, quantile and nanquantile on the GPU (csrc/cuda/ops_order_stats.cpp,
 cuda_kernels/order_stats.cu on top of sort.cu's row sort).
 
-Each op is compared exactly with the CPU op (values and indices) and with a NumPy reference (np.lexsort for the
-lower median and its index, np.unique counts for mode, np.quantile / np.nanquantile with a float tolerance).
-GPU only: elsewhere these skip with "needs a CUDA device".
+Each op is compared exactly with the CPU op (values and indices) and with a NumPy reference (np.lexsort for
+the lower median and its index, np.unique counts for mode, np.quantile / np.nanquantile with a float
+tolerance). GPU only: elsewhere these skip with "needs a CUDA device".
 """
 
 import numpy as np
@@ -114,7 +114,9 @@ def test_mode(dtype):
         same(v, cv)
         same(i, ci)
         a = np.moveaxis(np_of(x), dim, -1).astype(np.float64)
-        for r, vv, ii in zip(a.reshape(-1, a.shape[-1]), np_of(v).reshape(-1), np_of(i).reshape(-1)):
+        for r, vv, ii in zip(
+            a.reshape(-1, a.shape[-1]), np_of(v).reshape(-1), np_of(i).reshape(-1), strict=True
+        ):
             u, c = np.unique(r, return_counts=True)
             best = u[np.argmax(c)]  # the smallest of the most frequent
             assert vv == best and ii == np.nonzero(r == best)[0][-1]  # its last occurrence

@@ -57,7 +57,7 @@ def test_unique_matches_cpu_and_numpy(dtype):
     for shape in [(7, 9), (20000,), (1,), ()]:
         x = data(shape, dtype)
         got = tp.unique(x.to(DEV), return_inverse=True, return_counts=True)
-        for g, c in zip(got, tp.unique(x, return_inverse=True, return_counts=True)):
+        for g, c in zip(got, tp.unique(x, return_inverse=True, return_counts=True), strict=True):
             same(g, c)
         u, inv, cnt = np.unique(np_of(x), return_inverse=True, return_counts=True)
         np.testing.assert_array_equal(np_of(got[0]), u)
@@ -72,12 +72,14 @@ def test_unique_nan_zero_sign_and_layouts():
         for g, c in zip(
             tp.unique(xx.to(DEV), return_inverse=True, return_counts=True),
             tp.unique(xx, return_inverse=True, return_counts=True),
+            strict=True,
         ):
             same(g, c)  # every NaN its own value; -0.0 and 0.0 one value
     e = tp.tensor([], dtype=tp.int64)
     for g, c in zip(
         tp.unique(e.to(DEV), return_inverse=True, return_counts=True),
         tp.unique(e, return_inverse=True, return_counts=True),
+        strict=True,
     ):
         same(g, c)
     if DEV != "cpu":  # unique over slices (dim=) has no CUDA kernel; the CPU op has one
@@ -92,6 +94,7 @@ def test_unique_consecutive(dtype):
     for g, c in zip(
         tp.unique_consecutive(x.to(DEV), return_inverse=True, return_counts=True),
         tp.unique_consecutive(x, return_inverse=True, return_counts=True),
+        strict=True,
     ):
         same(g, c)
 

@@ -1,10 +1,10 @@
 """sort, argsort, msort, topk and kthvalue on the GPU (csrc/cuda/ops_sort.cpp, cuda_kernels/sort.cu).
 
-Every result is compared with the CPU op (values and indices exactly: both are stable sorts by (value, index)
-with NaN largest) and with a NumPy reference built from np.lexsort, never with the code under test. The data has
-many ties, NaN, inf and -0.0, so stability and the NaN order are exercised. Shapes cover both algorithms: rows of
-at most 4096 elements (bitonic, one block per row) and longer rows (the segmented radix sort, with one and with
-two bytes of row number). GPU only: elsewhere these skip with "needs a CUDA device".
+Every result is compared with the CPU op (values and indices exactly: both are stable sorts by (value,
+index) with NaN largest) and with a NumPy reference built from np.lexsort, never with the code under test. The
+data has many ties, NaN, inf and -0.0, so stability and the NaN order are exercised. Shapes cover both
+algorithms: rows of at most 4096 elements (bitonic, one block per row) and longer rows (the segmented radix
+sort, with one and with two bytes of row number). GPU only: elsewhere these skip with "needs a CUDA device".
 """
 
 import numpy as np
