@@ -1,11 +1,11 @@
 """CUDA sort and topk: sort of 16M float32 (values and indices), sort of [4096, 1024] rows, and topk(k=50) on
 [4096, 32000] logits (the LLM sampling shape), TensorPlay vs PyTorch.
 
-Run on a GPU machine: ``python benchmarks/cuda_sort.py [--quick] [--out FILE]``. Both libraries run in the same
-process on the same GPU; each op is timed with its own library's CUDA events over ``iters`` calls after a
-warm-up (which, for TensorPlay, also compiles the kernels or reads them from the disk cache). The figures are
-milliseconds per call and elements per second; beside them, whether TensorPlay's values equal PyTorch's (both
-sort stably, so the indices of a stable sort must match too). The report (JSON) holds the figures and their
+Run on a GPU machine: ``python benchmarks/cuda_sort.py [--quick] [--out FILE]``. Both libraries run in the
+same process on the same GPU; each op is timed with its own library's CUDA events over ``iters`` calls after
+a warm-up (which, for TensorPlay, also compiles the kernels or reads them from the disk cache). The figures
+are milliseconds per call and elements per second; beside them, whether TensorPlay's values equal PyTorch's
+(both sort stably, so the indices of a stable sort must match too). The report (JSON) holds the figures and their
 ratios (PyTorch time / TensorPlay time: above 1 means TensorPlay is faster); nothing is asserted. PyTorch is
 optional: without it only TensorPlay's figures are reported.
 """
