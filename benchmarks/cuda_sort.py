@@ -5,9 +5,9 @@ Run on a GPU machine: ``python benchmarks/cuda_sort.py [--quick] [--out FILE]``.
 same process on the same GPU; each op is timed with its own library's CUDA events over ``iters`` calls after
 a warm-up (which, for TensorPlay, also compiles the kernels or reads them from the disk cache). The figures
 are milliseconds per call and elements per second; beside them, whether TensorPlay's values equal PyTorch's
-(both sort stably, so the indices of a stable sort must match too). The report (JSON) holds the figures and their
-ratios (PyTorch time / TensorPlay time: above 1 means TensorPlay is faster); nothing is asserted. PyTorch is
-optional: without it only TensorPlay's figures are reported.
+(both sort stably, so the indices of a stable sort must match too). The report (JSON) holds the figures and
+their ratios (PyTorch time / TensorPlay time: above 1 means TensorPlay is faster); nothing is asserted.
+PyTorch is optional: without it only TensorPlay's figures are reported.
 """
 
 from __future__ import annotations
