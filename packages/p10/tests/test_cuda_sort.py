@@ -134,13 +134,11 @@ def test_argsort_msort_and_stable():
 @pytest.mark.parametrize("dtype", [tp.int16, tp.bfloat16, tp.float32, tp.float64], ids=str)
 @pytest.mark.parametrize("largest", [True, False])
 def test_topk_matches_cpu_and_numpy(dtype, largest):
-    for shape, k, dim in [
-        ((5, 100), 7, 1),
-        ((30, 8), 3, 0),
-        ((64, 32000), 50, -1),
-        ((6, 10), 10, 1),
-        ((6, 10), 0, 1),
-    ]:
+    # [64, 32000] and [1, 20000]: the radix select (ties galore: 16 distinct numbers); k = 1024 is its
+    # largest k, 1025 goes to the radix sort
+    cases = [((5, 100), 7, 1), ((30, 8), 3, 0), ((64, 32000), 50, -1), ((6, 10), 10, 1), ((6, 10), 0, 1)]
+    cases += [((1, 20000), 5, 1), ((3, 5000), 1024, 1), ((3, 5000), 1025, 1), ((2, 4097), 1, 1)]
+    for shape, k, dim in cases:
         x = data(shape, dtype, seed=k)
         v, i = tp.topk(x.to(DEV), k, dim, largest)
         cv, ci = tp.topk(x, k, dim, largest)
@@ -171,9 +169,8 @@ def test_kthvalue(dtype):
         np.testing.assert_array_equal(np_of(v), np_of(cv))
         np.testing.assert_array_equal(np_of(i), np_of(ci))
     long = data((3, 6000), tp.float32, seed=7)
-    np.testing.assert_array_equal(
-        np_of(tp.kthvalue(long.to(DEV), 2999)[1]), np_of(tp.kthvalue(long, 2999)[1])
-    )
+    for k in (2999, 5):  # the radix sort, the radix select
+        np.testing.assert_array_equal(np_of(tp.kthvalue(long.to(DEV), k)[1]), np_of(tp.kthvalue(long, k)[1]))
     v, i = tp.kthvalue(tp.tensor(1.5).to(DEV), 1)
     assert v.shape == () and float(v.cpu()) == 1.5 and int(i.cpu()) == 0
     with pytest.raises(RuntimeError, match="out of range"):

@@ -35,7 +35,7 @@ def entries() -> dict[str, set[str]]:
 
 def test_sort_kernels(entries):
     k = entries["sort.cu"]
-    assert {f"{b}_{t}" for b in ("bitonic", "radix_init", "radix_gather") for t in REAL} <= k
+    assert {f"{b}_{t}" for b in ("bitonic", "radix_init", "radix_gather", "topk_select") for t in REAL} <= k
     assert {f"radix_{s}_{w}" for s in ("hist", "scatter") for w in ("k32", "k64")} <= k
     assert {"scan_tile_sums", "scan_sums", "scan_tiles"} <= k
 

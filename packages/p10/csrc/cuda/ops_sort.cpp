@@ -5,7 +5,9 @@
 // CPU op, asked on meta tensors (cuda/ops_meta.h), checks each call (dim, k) with its own messages; the data
 // then goes to rows (the dim last, contiguous) and comes back with the same permuted view the CPU returns, so
 // results have the CPU's shapes and strides. Rows of at most kBitonicMax elements are sorted one per block in
-// shared memory; longer rows go through the segmented radix sort (Note [Segmented radix sort] in sort.cu).
+// shared memory; longer rows go through the segmented radix sort (Note [Segmented radix sort] in sort.cu),
+// except when only the first k <= kSelectMax are kept (topk, kthvalue): a radix select per row then finds them
+// without sorting the row (Note [topk by radix select]).
 #include "cuda/sort.h"
 
 #include <algorithm>
@@ -17,6 +19,8 @@ namespace tp::p10::cuda {
 namespace {
 constexpr int64_t kBitonicMax = 4096;  // sort.cu's bitonic keeps indices as u16 and 10 bytes per element
 constexpr int64_t kRadixTile = 4096;   // sort.cu's kTile
+constexpr int64_t kSelectMax = 1024;   // sort.cu's kSelectMax: the largest k topk_select keeps in shared memory
+constexpr unsigned kSelectThreads = 512;
 constexpr unsigned kRadixThreads = 256;
 constexpr int64_t kScanTile = 4096;  // sort.cu's kScanTile
 constexpr unsigned kScanThreads = 1024;
@@ -95,6 +99,14 @@ void sort_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, int6
     const unsigned shared = unsigned(npow2) * 10u;  // u64 key + u16 index per element
     launch(kernel(dev, "sort.cu", kname("bitonic", t)), LaunchConfig{grid, block, shared}, stream, rows, len, keep,
            npow2, int(descending), x.data_ptr(), values.data_ptr(), indices.data_ptr());
+    return;
+  }
+  if (keep <= kSelectMax && len < (int64_t(1) << 31) && (rows * 8 >= sms || len <= (int64_t(1) << 20))) {
+    // topk / kthvalue of long rows: a radix select per row (Note [topk by radix select]), when there are rows
+    // enough to fill the device or a row is short enough for one block to read it a few times
+    const unsigned grid = unsigned(std::min<int64_t>(rows, int64_t(sms) * 4));
+    launch(kernel(dev, "sort.cu", kname("topk_select", t)), LaunchConfig{grid, kSelectThreads, 0}, stream, rows,
+           len, keep, int(descending), x.data_ptr(), values.data_ptr(), indices.data_ptr());
     return;
   }
   // Segmented LSD radix sort: the key's bytes, then the row number's bytes (Note [Segmented radix sort]).

@@ -240,6 +240,140 @@ __device__ void radix_gather(int64 n, int64 len, int64 keep, const int64 *payloa
   }
 }
 
+// ---- Note [topk by radix select] ------------------------------------------------------------------------------
+// topk of a long row (len > 4096) with k <= kSelectMax, one block per row, without sorting the row:
+//   1. radix select, most significant byte first: a 256-bin histogram of the keys that match the bytes chosen
+//      so far; the bin where the running count reaches k fixes the next byte. After the last byte, `kth` is the
+//      k-th smallest key and `want` the number of elements equal to it that belong to the result;
+//   2. collection: every element with key < kth (there are k - want), and the first `want` elements equal to
+//      kth in index order — ranked in order, a chunk of blockDim elements at a time (ballots within a warp,
+//      counts per warp across warps) — which is what the stable order keeps;
+//   3. the k chosen (key, index) pairs are sorted in shared memory (bitonic, as above) and written in order.
+// The row is read once per key byte plus once to collect; keys are recomputed from the values each time.
+#define kSelectMax 1024
+#define kSelectThreads 512
+#define kSelectWarps (kSelectThreads / 32)
+
+template <typename T>
+__device__ void topk_select(int64 rows, int64 len, int64 k, int descending, const T *x, T *values, int64 *indices) {
+  typedef typename KeyTraits<T>::Key K;
+  __shared__ unsigned hist[256];
+  __shared__ u64 sel_keys[kSelectMax];
+  __shared__ unsigned sel_ids[kSelectMax];
+  __shared__ K s_prefix, s_mask;
+  __shared__ long long s_want;
+  __shared__ unsigned s_nlt;
+  __shared__ long long s_eq_taken;
+  __shared__ int warp_eq[kSelectWarps];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const unsigned lanes_below = (1u << lane) - 1u;
+  int npow2 = 1;
+  while (npow2 < k) npow2 <<= 1;
+  for (int64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T *xr = x + r * len;
+    if (tid == 0) {
+      s_prefix = 0;
+      s_mask = 0;
+      s_want = k;
+      s_nlt = 0;
+      s_eq_taken = 0;
+    }
+    // 1. radix select
+    for (int shift = 8 * KeyTraits<T>::bytes - 8; shift >= 0; shift -= 8) {
+      for (int d = tid; d < 256; d += blockDim.x) hist[d] = 0;
+      __syncthreads();  // also publishes the previous round's prefix, mask and want
+      const K prefix = s_prefix, mask = s_mask;
+      for (int64 i = tid; i < len; i += blockDim.x) {
+        const K key = order_key(xr[i], descending);
+        if ((key & mask) == prefix) atomicAdd(&hist[int((key >> shift) & K(255))], 1u);
+      }
+      __syncthreads();
+      if (warp == 0) {  // the bin where the running count reaches want: lane l holds bins 8l .. 8l + 7
+        const long long want = s_want;
+        long long c[8], sum = 0;
+        for (int j = 0; j < 8; ++j) {
+          c[j] = hist[lane * 8 + j];
+          sum += c[j];
+        }
+        long long inc = sum;
+        for (int o = 1; o < 32; o <<= 1) {
+          const long long t = __shfl_up_sync(0xffffffffu, inc, o);
+          if (lane >= o) inc += t;
+        }
+        const long long exc = inc - sum;
+        if (exc < want && want <= inc) {  // exactly one lane: want <= the count of matching keys
+          long long cum = exc;
+          int j = 0;
+          while (cum + c[j] < want) cum += c[j++];
+          s_prefix = prefix | (K(lane * 8 + j) << shift);
+          s_mask = mask | (K(255) << shift);
+          s_want = want - cum;
+        }
+      }
+      __syncthreads();  // the histogram's readers are done before the next round clears it
+    }
+    const K kth = s_prefix;
+    const long long want = s_want, nlt = k - want;
+    // 2. collection: keys below kth anywhere in [0, nlt); the first `want` keys equal to kth at [nlt, k)
+    for (int64 base = 0; base < len; base += blockDim.x) {
+      const int64 i = base + tid;
+      const bool valid = i < len;
+      const K key = valid ? order_key(xr[i], descending) : K(0);
+      const bool lt = valid && key < kth, eq = valid && key == kth;
+      if (lt) {
+        const unsigned slot = atomicAdd(&s_nlt, 1u);
+        sel_keys[slot] = u64(key);
+        sel_ids[slot] = unsigned(i);
+      }
+      const unsigned b = __ballot_sync(0xffffffffu, eq);
+      if (lane == 0) warp_eq[warp] = __popc(b);
+      __syncthreads();
+      int before = 0, total = 0;
+      for (int w = 0; w < kSelectWarps; ++w) {
+        before += w < warp ? warp_eq[w] : 0;
+        total += warp_eq[w];
+      }
+      const long long ord = s_eq_taken + before + __popc(b & lanes_below);
+      if (eq && ord < want) {
+        sel_keys[nlt + ord] = u64(key);
+        sel_ids[nlt + ord] = unsigned(i);
+      }
+      __syncthreads();  // warp_eq and s_eq_taken are read before they change
+      if (tid == 0) s_eq_taken += total;
+    }
+    for (int i = int(k) + tid; i < npow2; i += blockDim.x) {
+      sel_keys[i] = ~0ull;
+      sel_ids[i] = 0xffffffffu;
+    }
+    __syncthreads();
+    // 3. sort the k pairs by (key, index)
+    for (int kk = 2; kk <= npow2; kk <<= 1) {
+      for (int j = kk >> 1; j > 0; j >>= 1) {
+        for (int p = tid; p < (npow2 >> 1); p += blockDim.x) {
+          const int a = ((p & ~(j - 1)) << 1) | (p & (j - 1)), l = a | j;
+          const u64 ka = sel_keys[a], kl = sel_keys[l];
+          const unsigned ia = sel_ids[a], il = sel_ids[l];
+          const bool a_after = ka > kl || (ka == kl && ia > il);
+          const bool l_after = kl > ka || (kl == ka && il > ia);
+          if ((a & kk) == 0 ? a_after : l_after) {
+            sel_keys[a] = kl;
+            sel_keys[l] = ka;
+            sel_ids[a] = il;
+            sel_ids[l] = ia;
+          }
+        }
+        __syncthreads();
+      }
+    }
+    for (int t = tid; t < k; t += blockDim.x) {
+      const unsigned s = sel_ids[t];
+      values[r * k + t] = xr[s];
+      indices[r * k + t] = s;
+    }
+    __syncthreads();  // the next row's setup writes the shared state
+  }
+}
+
 #define TP_SORT(T)                                                                                          \
   extern "C" __global__ void bitonic_##T(int64 rows, int64 len, int64 keep, int npow2, int descending,       \
                                          const T *x, T *values, int64 *indices) {                           \
@@ -252,6 +386,10 @@ __device__ void radix_gather(int64 n, int64 len, int64 keep, const int64 *payloa
   extern "C" __global__ void radix_gather_##T(int64 n, int64 len, int64 keep, const int64 *payload,          \
                                               const T *x, T *values, int64 *indices) {                      \
     radix_gather<T>(n, len, keep, payload, x, values, indices);                                             \
+  }                                                                                                         \
+  extern "C" __global__ void topk_select_##T(int64 rows, int64 len, int64 k, int descending, const T *x,     \
+                                             T *values, int64 *indices) {                                   \
+    topk_select<T>(rows, len, k, descending, x, values, indices);                                           \
   }
 TP_SORT(bool)
 TP_SORT(uint8)
