@@ -97,6 +97,13 @@ class CUDAGraph:
                 pass
 
 
+def _capture_stream() -> Stream:
+    """The side stream captures run on unless told otherwise (one per process, as PyTorch's)."""
+    if graph.default_capture_stream is None:
+        graph.default_capture_stream = Stream()
+    return graph.default_capture_stream
+
+
 class graph:
     """Context manager: capture the block into ``cuda_graph`` on a side stream.
 
@@ -113,13 +120,9 @@ class graph:
         stream: Stream | None = None,
         capture_error_mode: str = "global",
     ) -> None:
-        if stream is None:
-            if graph.default_capture_stream is None:
-                graph.default_capture_stream = Stream()
-            stream = graph.default_capture_stream
         self.cuda_graph = cuda_graph
         self.pool = pool
-        self.capture_stream = stream
+        self.capture_stream = stream if stream is not None else _capture_stream()
         self.capture_error_mode = capture_error_mode
         self._stream_ctx: Any = None
 
@@ -187,22 +190,24 @@ def _graph_one(
             allow_unused=allow_unused_input,
         )
 
-    side = Stream()
+    # Warm up on the stream that will be captured: kernels compiled and per-stream state (a cuBLAS handle and
+    # its workspace) made outside the capture, where allocating from the driver is allowed.
+    side = _capture_stream()
     side.wait_stream(current_stream())
-    with stream(side):  # warm-up: kernels compiled, workspaces allocated, outside the capture
+    with stream(side):
         for _ in range(num_warmup_iters):
             outs = _flatten(fn(*args))
             grads_of(outs, [o.new_ones(o.shape) if isinstance(o, Tensor) else None for o in outs])
     current_stream().wait_stream(side)
 
     fwd, bwd = CUDAGraph(), CUDAGraph()
-    with graph(fwd, pool=pool):
+    with graph(fwd, pool=pool, stream=side):
         raw_out = fn(*args)
     static_out = _flatten(raw_out)
     static_grad_out = [
         o.new_zeros(o.shape) if isinstance(o, Tensor) and o.requires_grad else None for o in static_out
     ]
-    with graph(bwd, pool=fwd.pool()):
+    with graph(bwd, pool=fwd.pool(), stream=side):
         static_grad_in = grads_of(static_out, static_grad_out)
 
     grad_slot = {id(t): i for i, t in enumerate(needs_grad)}
