@@ -231,7 +231,8 @@ def _graph_one(
             for t in surface:
                 slot = grad_slot.get(id(t))
                 g = static_grad_in[slot] if slot is not None else None
-                result.append(g.detach() if g is not None else None)
+                # A copy: autograd may keep a gradient as .grad; the next replay overwrites the static one.
+                result.append(g.detach().clone() if g is not None else None)
             return tuple(result)
 
     def graphed(*user_args: Any) -> Any:
