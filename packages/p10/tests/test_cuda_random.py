@@ -220,6 +220,16 @@ def test_factories_reach_the_gpu():
     assert np.all(np_of(out) < 1) and np.any(np_of(out) > 0)
 
 
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float64, tp.bfloat16])
+def test_poisson_moments(dtype):
+    tp.cuda.manual_seed(14)
+    rates = tp.tensor([0.0, 3.0, 50.0], dtype=dtype, device=DEV).repeat(N // 4, 1)  # both samplers, and 0
+    x = np_of(tp.poisson(rates))
+    assert np.all(x[:, 0] == 0) and np.all(x == np.round(x)) and x.min() >= 0
+    for col, lam in ((1, 3.0), (2, 50.0)):
+        assert abs(x[:, col].mean() / lam - 1) < 0.01 and abs(x[:, col].var() / lam - 1) < 0.03
+
+
 # ---- randperm and multinomial ------------------------------------------------------------------------------
 @pytest.mark.parametrize("n", [0, 1, 5, 1000, 4097])
 def test_randperm_is_a_permutation(n):
@@ -303,6 +313,7 @@ def test_dropout_gradient_matches_the_mask():
         lambda d: tp.multinomial(tp.ones(3, device=d), 4),
         lambda d: tp.multinomial(tp.ones(3, dtype=tp.int64, device=d), 1),
         lambda d: tp.randperm(-1, device=d),
+        lambda d: tp.poisson(tp.ones(3, dtype=tp.int64, device=d)),
     ],
 )
 def test_errors_match_the_cpu_op(call):

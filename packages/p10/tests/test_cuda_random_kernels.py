@@ -62,6 +62,7 @@ def test_kernel_names_match_what_the_ops_request(random_entries):
     assert {f"random_{w}_{t}" for w in ("u32", "u64") for t in REAL} <= random_entries
     assert {f"bernoulli_tensor_{t}_{p}" for t in REAL for p in ("float32", "float64")} <= random_entries
     assert {f"multinomial_{k}_{p}" for k in ("keys", "cdf") for p in ("float32", "float64")} <= random_entries
+    assert {f"poisson_{t}" for t in FLOATS} <= random_entries
     assert {"bitonic_step", "randperm_keys", "take_sorted", "multinomial_draw"} <= random_entries
     assert "rng_graph_state_set" in random_entries  # graphs.cpp, Note [Graph-safe RNG]
 

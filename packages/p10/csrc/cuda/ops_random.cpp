@@ -1,5 +1,6 @@
 // ops_random.cpp — CUDA kernels of the random op family: uniform_, normal_, log_normal_, exponential_, cauchy_,
-// geometric_, bernoulli_ (.float and .Tensor), bernoulli, random_ (plain, .from, .to), randperm, multinomial.
+// geometric_, bernoulli_ (.float and .Tensor), bernoulli, random_ (plain, .from, .to), randperm, multinomial,
+// poisson.
 //
 // Where it sits: the CUDA twin of kernels/random.cpp and kernels/random_bernoulli.cpp; the arithmetic is
 // tensorplay_p10/cuda_kernels/random.cu. The factories (rand, randn, randint, rand_like, ...) are empty +
@@ -11,9 +12,9 @@
 //   3. launches: element i of the output, in logical row-major order, takes its numbers from Philox block
 //      offset + i / E (Note [Philox streams] in philox.cuh), so the values never depend on the launch shape.
 // The streams are TensorPlay's own: they do not equal PyTorch's CUDA streams (nor the CPU ones).
-// Not checked on the device (it would need a synchronisation): bernoulli probabilities in [0, 1] and
-// multinomial rows with a positive sum; bad values give in-range results rather than errors, as PyTorch's
-// CUDA kernels give device asserts.
+// Not checked on the device (it would need a synchronisation): bernoulli probabilities in [0, 1],
+// multinomial rows with a positive sum and poisson rates >= 0; bad values give in-range results rather than
+// errors, where PyTorch's CUDA kernels give device asserts.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -329,6 +330,27 @@ static void multinomial(const Operator &, Stack &s, void *) {
   done(s, out);
 }
 
+// poisson(rates): one Philox block per element, its draws numbered inside it (random.cu, ElementStream).
+static void poisson(const Operator &, Stack &s, void *) {
+  Tensor rates = s[0].tensor;
+  check_generator(s[1], "poisson");
+  TP_CHECK(is_floating(rates.dtype()), Runtime, "poisson: expected a floating point tensor of rates, got ",
+           scalar_type_name(rates.dtype()));
+  const int dev = common_device("poisson", {rates}, false);
+  DeviceGuard guard(dev);
+  const Device device{DeviceType::CUDA, int8_t(dev)};
+  check_real("poisson", rates.dtype());
+  Tensor out = empty_tensor(rates.sizes(), rates.dtype(), device);
+  const int64_t n = out.numel();
+  if (n > 0) {
+    const Tensor r = contiguous_as(rates, rates.dtype());
+    const PhiloxArgs ph = default_cuda_generator(dev).reserve(uint64_t(n));
+    launch(kernel(dev, "random.cu", kname("poisson", rates.dtype())), elementwise_config(dev, n), stream_for(dev),
+           n, dptr(out), dptr(r), ph);
+  }
+  done(s, out);
+}
+
 TP_LIBRARY(cuda_random) {
   TP_IMPL_BOXED(lib, "uniform_", CUDA, &uniform_);
   TP_IMPL_BOXED(lib, "normal_", CUDA, &normal_);
@@ -344,6 +366,7 @@ TP_LIBRARY(cuda_random) {
   TP_IMPL_BOXED(lib, "random_", CUDA, &random_);
   TP_IMPL_BOXED(lib, "randperm", CUDA, &randperm);
   TP_IMPL_BOXED(lib, "multinomial", CUDA, &multinomial);
+  TP_IMPL_BOXED(lib, "poisson", CUDA, &poisson);
 }
 
 }  // namespace tp::p10::cuda

@@ -1,5 +1,6 @@
 // random.cu — random fills on the device: uniform_, normal_, log_normal_, exponential_, cauchy_, geometric_,
-// bernoulli_ (a number or a tensor of probabilities), random_, and the pieces of randperm and multinomial.
+// bernoulli_ (a number or a tensor of probabilities), random_, poisson, and the pieces of randperm and
+// multinomial.
 //
 // Where it sits: launched by csrc/cuda/ops_random.cpp, which checks the arguments (the CPU's rules), takes
 // (seed, offset) from the device's generator (csrc/cuda/philox.h) and advances it. Every value comes from
@@ -118,8 +119,9 @@ struct Geometric {  // p0 = log1p(-p)
   __device__ void operator()(const Philox4 &r, double *v) const {
     const double u0 = (double(((unsigned long long)r.x << 32 | r.y) >> 11) + 0.5) * 1.1102230246251565e-16;
     const double u1 = (double(((unsigned long long)r.z << 32 | r.w) >> 11) + 0.5) * 1.1102230246251565e-16;
-    v[0] = m_ceil(m_log(u0) / denom);
-    v[1] = m_ceil(m_log(u1) / denom);
+    // u rounds to 1 for the top 53-bit value (log 0): at least one trial all the same.
+    v[0] = fmax(m_ceil(m_log(u0) / denom), 1.0);
+    v[1] = fmax(m_ceil(m_log(u1) / denom), 1.0);
   }
 };
 
@@ -381,6 +383,71 @@ extern "C" __global__ void multinomial_draw(int64 rows, int64 cats, int64 k, con
   }
 TP_MULTINOMIAL(float32)
 TP_MULTINOMIAL(float64)
+
+// ---- poisson: a sampler that loops, so each element owns a stream of blocks ----------------------------------
+// Element i draws from counters (block offset + i, j, 0) for j = 0, 1, ...: the third counter word numbers its
+// draws, so the op reserves one block per element however many tries an element takes. The algorithm, its
+// constants and its comparisons are the CPU's (Note [Poisson sampler] in kernels/random_poisson.cpp). A
+// negative or NaN rate gives 0 (the CPU raises; that check would need a synchronisation here).
+struct ElementStream {
+  unsigned k0, k1, lo, hi, j;
+  int used;
+  Philox4 r;
+  __device__ ElementStream(unsigned long long seed, unsigned long long block)
+      : k0(unsigned(seed)), k1(unsigned(seed >> 32)), lo(unsigned(block)), hi(unsigned(block >> 32)), j(0),
+        used(2) {}
+  __device__ double next() {  // [0, 1) from 53 bits
+    if (used == 2) {
+      const Philox4 c = {lo, hi, j++, 0u};
+      r = philox4x32_10(c, k0, k1);
+      used = 0;
+    }
+    return used++ == 0 ? u53(r.x, r.y) : u53(r.z, r.w);
+  }
+};
+
+__device__ double sample_poisson(double lambda, ElementStream &s) {
+  if (lambda >= 10) {
+    const double slam = sqrt(lambda), loglam = log(lambda);
+    const double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+    const double invalpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+    while (true) {
+      const double U = s.next() - 0.5, V = s.next();
+      const double us = 0.5 - fabs(U);
+      const double kf = floor((2 * a / us + b) * U + lambda + 0.43);
+      if (us >= 0.07 && V <= vr) return kf;
+      if (!(kf >= 0) || (us < 0.013 && V > us)) continue;
+      if (log(V) + log(invalpha) - log(a / (us * us) + b) <= -lambda + kf * loglam - lgamma(kf + 1)) return kf;
+    }
+  }
+  if (!(lambda > 0)) return 0;
+  const double enlam = exp(-lambda);
+  double x = 0, prod = 1.0;
+  while (true) {
+    prod *= s.next();
+    if (prod > enlam) x += 1;
+    else return x;
+  }
+}
+
+template <typename T>
+__device__ void poisson(int64 n, T *out, const T *rates, const PhiloxArgs &ph) {
+  unsigned long long seed, base;
+  philox_unpack(ph, seed, base);
+  TP_GRID_STRIDE(i, n) {
+    ElementStream s(seed, base + (unsigned long long)i);
+    out[i] = store<T>(sample_poisson(double(load(rates[i])), s));
+  }
+}
+
+#define TP_POISSON(T)                                                                                       \
+  extern "C" __global__ void poisson_##T(int64 n, T *out, const T *rates, PhiloxArgs ph) {                 \
+    poisson<T>(n, out, rates, ph);                                                                          \
+  }
+TP_POISSON(float16)
+TP_POISSON(bfloat16)
+TP_POISSON(float32)
+TP_POISSON(float64)
 
 // Note [Graph-safe RNG] (philox.cuh): replay() writes the generator's (seed, offset) here before each launch.
 extern "C" __global__ void rng_graph_state_set(unsigned long long *state, unsigned long long seed,
