@@ -163,6 +163,8 @@ def test_bernoulli_with_probability_tensors():
     p = tp.tensor([0.0, 0.25, 1.0], device=DEV)
     x = np_of(tp._C._op("bernoulli_.Tensor")(tp.empty(N // 4, 3, device=DEV), p))  # p broadcast over rows
     assert np.all(x[:, 0] == 0) and np.all(x[:, 2] == 1) and abs(x[:, 1].mean() - 0.25) < 0.01
+    cpu_p = tp._C._op("bernoulli_.Tensor")(tp.empty(8, device=DEV), tp.tensor(1.0))  # CPU p is moved over
+    assert np.all(np_of(cpu_p) == 1)
     probs = tp.full((N,), 0.75, dtype=tp.float64, device=DEV)
     y = tp.bernoulli(probs)
     assert y.dtype == tp.float64 and abs(np_of(y).mean() - 0.75) < 0.01

@@ -243,6 +243,8 @@ static void bernoulli_tensor_(const Operator &, Stack &s, void *) {
   TP_CHECK(is_expandable_to(p.sizes(), self.sizes()), Runtime, "bernoulli_: the probabilities of shape ",
            shape_str(p.sizes()), " must broadcast to self's shape ", shape_str(self.sizes()));
   bernoulli_tensor_fill(rules(), self.dtype(), nullptr, 0, p.dtype(), nullptr);
+  if (p.device().is_cpu() && self.device().type == DeviceType::CUDA)  // PyTorch moves CPU probabilities over
+    p = call_op<Tensor>(TP_OP("to"), p, std::optional<ScalarType>(), std::optional<Device>(self.device()), false);
   bernoulli_from("bernoulli_", self, p);
   done(s, self);
 }
