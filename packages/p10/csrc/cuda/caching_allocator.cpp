@@ -1,6 +1,7 @@
 // caching_allocator.cpp — Note [Caching allocator] in caching_allocator.h.
 #include "cuda/caching_allocator.h"
 
+#include <cstddef>
 #include <cstdio>
 
 namespace tp::p10::cuda {
@@ -41,16 +42,19 @@ CachingAllocator::Block *CachingAllocator::find_free(Pool &pool, size_t size, ui
 void *CachingAllocator::malloc(size_t bytes, int device, uintptr_t stream) {
   if (bytes == 0) return nullptr;
   std::lock_guard<std::mutex> lock(mu_);
-  process_events();
+  if (routes_.empty()) process_events();  // Note [Graph private pools]: no event queries during a capture
   const size_t size = round_size(bytes);
   const bool small = size <= kSmallSize;
   DeviceState &d = dev(device);
-  Pool &pool = small ? d.small : d.large;
+  PrivatePool *pp = nullptr;
+  for (const Route &r : routes_)
+    if (r.device == device && r.stream == stream) { pp = r.pool; break; }
+  Pool &pool = pp ? (small ? pp->small : pp->large) : (small ? d.small : d.large);
   Block *b = find_free(pool, size, stream);
   if (!b) {
     const size_t seg = segment_size(size);
     void *p = raw_->alloc(seg, device);
-    if (!p) {  // Note [Caching allocator]: release the cache and try once more
+    if (!p && routes_.empty()) {  // Note [Caching allocator]: release the cache and try once more
       release_cached(device);
       d.stats.num_alloc_retries += 1;
       p = raw_->alloc(seg, device);
@@ -60,12 +64,15 @@ void *CachingAllocator::malloc(size_t bytes, int device, uintptr_t stream) {
       raise_oom(device, bytes);
     }
     b = new Block{device, stream, seg, static_cast<char *>(p), small};
+    b->pool = pp;
     d.stats.reserved_bytes.add(int64_t(seg));
     d.stats.segment.add(1);
+    if (pp) pp->reserved += int64_t(seg), pp->segments += 1;
   }
   const size_t rest = b->size - size;
   if ((small && rest >= kMinBlock) || (!small && rest > kSmallSize)) {  // split: the tail stays free
     Block *tail = new Block{device, stream, rest, b->ptr + size, small};
+    tail->pool = b->pool;
     tail->prev = b;
     tail->next = b->next;
     if (b->next) b->next->prev = tail;
@@ -76,6 +83,7 @@ void *CachingAllocator::malloc(size_t bytes, int device, uintptr_t stream) {
   b->allocated = true;
   b->requested = bytes;
   active_[b->ptr] = b;
+  if (b->pool) b->pool->allocated += int64_t(b->size);
   d.stats.allocated_bytes.add(int64_t(b->size));
   d.stats.active_bytes.add(int64_t(b->size));
   d.stats.requested_bytes.add(int64_t(bytes));
@@ -95,20 +103,32 @@ void CachingAllocator::free(void *p) {
   d.stats.allocated_bytes.add(-int64_t(b->size));
   d.stats.requested_bytes.add(-int64_t(b->requested));
   d.stats.allocation.add(-1);
+  if (b->pool) b->pool->allocated -= int64_t(b->size);
   if (!b->stream_uses.empty()) {  // used on other streams: reuse waits for their work (record_stream)
-    for (uintptr_t s : b->stream_uses) {
-      pending_.emplace_back(raw_->record_event(b->device, s), b);
-      b->pending_events += 1;
-    }
-    b->stream_uses.clear();
+    if (!routes_.empty()) deferred_.push_back(b);  // Note [Graph private pools]: no events during a capture
+    else record_free_events(b);
     return;
   }
   free_block(b);
 }
 
+void CachingAllocator::record_free_events(Block *b) {
+  for (uintptr_t s : b->stream_uses) {
+    pending_.emplace_back(raw_->record_event(b->device, s), b);
+    b->pending_events += 1;
+  }
+  b->stream_uses.clear();
+}
+
+CachingAllocator::Pool &CachingAllocator::pool_of(Block *b) {
+  if (b->pool) return b->small ? b->pool->small : b->pool->large;
+  DeviceState &d = dev(b->device);
+  return b->small ? d.small : d.large;
+}
+
 void CachingAllocator::free_block(Block *b) {
   DeviceState &d = dev(b->device);
-  Pool &pool = b->small ? d.small : d.large;
+  Pool &pool = pool_of(b);
   d.stats.active_bytes.add(-int64_t(b->size));
   d.stats.active.add(-1);
   b->allocated = false;
@@ -132,6 +152,8 @@ void CachingAllocator::free_block(Block *b) {
     delete n;
   }
   pool.insert(b);
+  // The last blocks of a released graph pool go back as soon as their segment is whole again.
+  if (b->pool && b->pool->use_count == 0) release_private(b->device, b->pool->id, b->pool);
 }
 
 void CachingAllocator::process_events() {
@@ -161,12 +183,89 @@ void CachingAllocator::release_cached(int device) {
       }
     }
   }
+  std::vector<PrivatePool *> unused;  // pools of graphs already reset
+  for (auto &[key, pp] : private_pools_)
+    if ((device < 0 || key.first == device) && pp->use_count == 0) unused.push_back(pp);
+  for (PrivatePool *pp : unused) release_private(pp->device, pp->id, pp);
+}
+
+void CachingAllocator::release_private(int device, PoolId id, PrivatePool *pp) {
+  DeviceState &d = dev(device);
+  for (Pool *pool : {&pp->small, &pp->large}) {
+    for (auto it = pool->begin(); it != pool->end();) {
+      Block *b = *it;
+      if (b->prev || b->next) { ++it; continue; }
+      raw_->free(b->ptr, b->device);
+      d.stats.reserved_bytes.add(-int64_t(b->size));
+      d.stats.segment.add(-1);
+      pp->reserved -= int64_t(b->size);
+      pp->segments -= 1;
+      it = pool->erase(it);
+      delete b;
+    }
+  }
+  if (pp->segments == 0 && pp->use_count == 0) {
+    private_pools_.erase({device, id});
+    delete pp;
+  }
 }
 
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mu_);
+  TP_CHECK(routes_.empty(), Runtime, "tp.cuda.empty_cache() is not allowed while a CUDA graph is being captured "
+           "(Note [Graph private pools]: it would free memory and query events during the capture)");
   process_events();
   release_cached(-1);
+}
+
+void CachingAllocator::begin_allocate_to_pool(int device, PoolId id, uintptr_t stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  PrivatePool *&pp = private_pools_[{device, id}];
+  if (!pp) {
+    pp = new PrivatePool();
+    pp->device = device;
+    pp->id = id;
+  }
+  pp->use_count += 1;
+  routes_.push_back(Route{device, stream, id, pp});
+}
+
+void CachingAllocator::end_allocate_to_pool(int device, PoolId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < routes_.size(); ++i) {
+    if (routes_[i].device != device || routes_[i].id != id) continue;
+    routes_.erase(routes_.begin() + std::ptrdiff_t(i));
+    break;
+  }
+  if (!routes_.empty()) return;
+  for (Block *b : deferred_) record_free_events(b);
+  deferred_.clear();
+}
+
+void CachingAllocator::release_pool(int device, PoolId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = private_pools_.find({device, id});
+  if (it == private_pools_.end()) return;
+  PrivatePool *pp = it->second;
+  if (pp->use_count > 0) pp->use_count -= 1;
+  if (pp->use_count == 0) release_private(device, id, pp);
+}
+
+PoolStats CachingAllocator::pool_stats(int device, PoolId id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  PoolStats st;
+  auto it = private_pools_.find({device, id});
+  if (it == private_pools_.end()) return st;
+  st.reserved_bytes = it->second->reserved;
+  st.allocated_bytes = it->second->allocated;
+  st.segments = it->second->segments;
+  st.use_count = it->second->use_count;
+  return st;
+}
+
+bool CachingAllocator::capture_underway() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !routes_.empty();
 }
 
 void CachingAllocator::record_stream(void *p, uintptr_t stream) {

@@ -18,9 +18,21 @@
 //     retried once; if it still fails, OutOfMemoryError reports the request and the device's figures.
 //   - record_stream(p, S): the block was used on stream S too. Freeing it then records an event on S, and the
 //     block returns to its pool only once that event has completed (checked at the next malloc).
+//
+// Note [Graph private pools]
+//   A CUDA graph replays the addresses it was captured with, so memory it used must not be handed to anyone
+//   else while the graph lives. During a capture (begin_allocate_to_pool .. end_allocate_to_pool) every
+//   allocation on the capturing (device, stream) comes from the graph's private pool: blocks and segments of
+//   their own, never mixed with the general pools. Blocks freed later (during or after the capture) go back to
+//   that pool, where only captures into the same pool (graphs sharing it: tp.cuda.graph_pool_handle()) can
+//   reuse them. release_pool() drops one graph's use; at zero uses the pool's whole free segments go back to
+//   the driver, and the rest as their last blocks are freed. While a capture is underway, events are neither
+//   queried nor recorded (a global-mode capture forbids it): frees that need events wait until the last
+//   capture ends, and empty_cache raises.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -62,6 +74,12 @@ struct MemoryStats {
   int64_t num_alloc_retries = 0, num_ooms = 0;
 };
 
+// A private pool's name: (graph id, 0) for a graph's own pool, (0, handle) for tp.cuda.graph_pool_handle().
+using PoolId = std::pair<uint64_t, uint64_t>;
+struct PoolStats {
+  int64_t reserved_bytes = 0, allocated_bytes = 0, segments = 0, use_count = 0;
+};
+
 class CachingAllocator {
  public:
   static constexpr size_t kMinBlock = 512, kSmallSize = 1 << 20, kSmallBuffer = 2 << 20;
@@ -78,7 +96,15 @@ class CachingAllocator {
   void reset_accumulated_stats(int device);
   size_t block_size(void *p);  // the (rounded) size of an allocated block; 0 if p is not one
 
+  // Note [Graph private pools].
+  void begin_allocate_to_pool(int device, PoolId pool, uintptr_t stream);  // one more use of `pool`
+  void end_allocate_to_pool(int device, PoolId pool);
+  void release_pool(int device, PoolId pool);  // one use less; at none, its free memory goes back
+  PoolStats pool_stats(int device, PoolId pool);
+  bool capture_underway();
+
  private:
+  struct PrivatePool;
   struct Block {
     int device;
     uintptr_t stream;
@@ -90,6 +116,7 @@ class CachingAllocator {
     Block *prev = nullptr, *next = nullptr;  // neighbours inside one segment
     std::vector<uintptr_t> stream_uses;      // record_stream
     int pending_events = 0;
+    PrivatePool *pool = nullptr;             // Note [Graph private pools]; nullptr: the general pools
   };
   struct BlockLess {
     bool operator()(const Block *a, const Block *b) const {
@@ -103,11 +130,27 @@ class CachingAllocator {
     Pool small, large;
     MemoryStats stats;
   };
+  struct PrivatePool {
+    int device;
+    PoolId id;
+    Pool small, large;
+    int use_count = 0;
+    int64_t reserved = 0, allocated = 0, segments = 0;
+  };
+  struct Route {  // allocations on (device, stream) go to pool
+    int device;
+    uintptr_t stream;
+    PoolId id;
+    PrivatePool *pool;
+  };
 
   DeviceState &dev(int device);
   Block *find_free(Pool &pool, size_t size, uintptr_t stream);
   void free_block(Block *b);           // back into its pool, merged with free neighbours
   void release_cached(int device);     // free whole free segments of one device (device < 0: all)
+  Pool &pool_of(Block *b);
+  void release_private(int device, PoolId id, PrivatePool *pp);  // free its whole free segments; drop it if empty
+  void record_free_events(Block *b);
   void process_events();
   [[noreturn]] void raise_oom(int device, size_t bytes);
 
@@ -116,6 +159,9 @@ class CachingAllocator {
   std::vector<DeviceState> devices_;
   std::unordered_map<void *, Block *> active_;
   std::vector<std::pair<void *, Block *>> pending_;  // (event, block) waiting before reuse
+  std::map<std::pair<int, PoolId>, PrivatePool *> private_pools_;  // (device, id)
+  std::vector<Route> routes_;                                      // captures underway
+  std::vector<Block *> deferred_;  // freed during a capture with record_stream uses: events after it
 };
 
 }  // namespace tp::p10::cuda

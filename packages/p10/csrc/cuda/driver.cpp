@@ -108,7 +108,13 @@ std::string error_text(CUresult r) {
 }
 
 void check(CUresult r, const char *what) {
-  if (r != CUDA_SUCCESS) fail(ErrorKind::Runtime, "CUDA error in ", what, ": ", error_text(r));
+  if (r == CUDA_SUCCESS) return;
+  const bool capture = r == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||
+                       r == CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+  fail(ErrorKind::Runtime, "CUDA error in ", what, ": ", error_text(r),
+       capture ? str_cat(": ", what, " is not allowed while a CUDA graph is being captured (a synchronising call "
+                         "such as .item(), .cpu(), .numpy() or tp.cuda.synchronize() invalidates the capture)")
+               : std::string());
 }
 
 }  // namespace tp::p10::cuda

@@ -26,10 +26,19 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
 constexpr CUresult CUDA_ERROR_NOT_READY = 600;
+// Stream capture (CUDA graphs): an operation not allowed on a capturing stream, and a capture it has broken.
+constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900;
+constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901;
+constexpr CUresult CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906;
+// CUstreamCaptureMode: GLOBAL forbids unsafe calls (cuMemAlloc, synchronisation) from any thread during a
+// capture, THREAD_LOCAL only from the capturing thread, RELAXED never.
+enum CaptureMode : int { kCaptureGlobal = 0, kCaptureThreadLocal = 1, kCaptureRelaxed = 2 };
 constexpr int kCudaApiVersion = 12000;  // the ABI our prototypes follow (Note [Versioned driver symbols])
 
 // cuDeviceGetAttribute codes (CUdevice_attribute in cuda.h) that tp.cuda reports.
@@ -82,7 +91,16 @@ enum DeviceAttr : int {
   X(cuEventElapsedTime, "cuEventElapsedTime", CUresult, (float *ms, CUevent start, CUevent end))              \
   X(cuLaunchKernel, "cuLaunchKernel", CUresult,                                                               \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,              \
-     unsigned shmem, CUstream s, void **params, void **extra))
+     unsigned shmem, CUstream s, void **params, void **extra))                                                \
+  X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", CUresult, (CUstream s, int mode))                        \
+  X(cuStreamEndCapture, "cuStreamEndCapture", CUresult, (CUstream s, CUgraph * graph))                        \
+  X(cuStreamIsCapturing, "cuStreamIsCapturing", CUresult, (CUstream s, int *status))                          \
+  X(cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode", CUresult, (int *mode))            \
+  X(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags", CUresult,                                     \
+    (CUgraphExec * exec, CUgraph graph, unsigned long long flags))                                            \
+  X(cuGraphLaunch, "cuGraphLaunch", CUresult, (CUgraphExec exec, CUstream s))                                 \
+  X(cuGraphExecDestroy, "cuGraphExecDestroy", CUresult, (CUgraphExec exec))                                   \
+  X(cuGraphDestroy, "cuGraphDestroy", CUresult, (CUgraph graph))
 
 struct DriverApi {
 #define TP_CUDA_DECLARE(name, sym, ret, params) ret(*name) params = nullptr;

@@ -22,7 +22,12 @@ struct DriverMemory final : RawMemory {
   void *alloc(size_t bytes, int device) override {
     DeviceGuard g(device);
     CUdeviceptr p = 0;
+    // A new segment for a graph's private pool is allocated during capture, where GLOBAL capture mode forbids
+    // cuMemAlloc: relax the mode for this call, as PyTorch does (the graph never frees it before a replay).
+    int mode = kCaptureRelaxed;
+    driver().cuThreadExchangeStreamCaptureMode(&mode);
     CUresult r = driver().cuMemAlloc(&p, bytes);
+    driver().cuThreadExchangeStreamCaptureMode(&mode);
     if (r == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
     check(r, "cuMemAlloc");
     return reinterpret_cast<void *>(p);

@@ -5,15 +5,19 @@
 // the Python Stream and Event objects. Also the OutOfMemoryError exception and _TestAllocator, the caching
 // allocator over host memory that lets the allocator's tests run without a GPU.
 #include <cstdlib>
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
+#include "cuda/graphs.h"
 #include "cuda/launch.h"
 #include "cuda/memory.h"
+#include "cuda/philox.h"
 #include "python/py_tensor.h"
 
 namespace nb = nanobind;
@@ -45,6 +49,15 @@ nb::dict stats_dict(const MemoryStats &s) {
   put("active", s.active);
   d["num_alloc_retries"] = s.num_alloc_retries;
   d["num_ooms"] = s.num_ooms;
+  return d;
+}
+
+nb::dict pool_stats_dict(const PoolStats &s) {
+  nb::dict d;
+  d["reserved_bytes"] = s.reserved_bytes;
+  d["allocated_bytes"] = s.allocated_bytes;
+  d["segments"] = s.segments;
+  d["use_count"] = s.use_count;
   return d;
 }
 
@@ -225,6 +238,45 @@ void bind_cuda(nb::module_ &parent) {
     device_allocator().record_stream(t->storage->data, s);
   });
 
+  // ---- the Philox generators (cuda/philox.h); tensorplay_p10/cuda/random.py wraps them --------------------------
+  m.def("_rng_manual_seed_all", [](nb::int_ seed) { manual_seed_all(PyLong_AsUnsignedLongLongMask(seed.ptr())); });
+  m.def("_rng_manual_seed", [](int device, nb::int_ seed) {
+    default_cuda_generator(resolve_index(device, "manual_seed")).set_seed(PyLong_AsUnsignedLongLongMask(seed.ptr()));
+  });
+  m.def("_rng_initial_seed", [](int device) { return default_cuda_generator(resolve_index(device, "initial_seed")).seed(); });
+  m.def("_rng_offset", [](int device) { return default_cuda_generator(resolve_index(device, "get_rng_state")).offset(); });
+  m.def("_rng_get_state", [](int device) {
+    std::vector<uint8_t> bytes = default_cuda_generator(resolve_index(device, "get_rng_state")).get_state();
+    Tensor t = empty_tensor({int64_t(bytes.size())}, ScalarType::UInt8, Device{});
+    std::copy(bytes.begin(), bytes.end(), t.data<uint8_t>());
+    return wrap(t);
+  });
+  m.def("_rng_set_state", [](int device, nb::handle state) {
+    const Tensor &t = unwrap(state);
+    TP_CHECK(t.dtype() == ScalarType::UInt8 && t.is_contiguous() && t.device().is_cpu(), Type,
+             "set_rng_state: expected a contiguous uint8 CPU tensor (as returned by tp.cuda.get_rng_state()), got "
+             "dtype ", scalar_type_name(t.dtype()), " on ", device_str(t.device()));
+    default_cuda_generator(resolve_index(device, "set_rng_state")).set_state(t.data<uint8_t>(), size_t(t.numel()));
+  });
+
+  // ---- CUDA graphs (cuda/graphs.h); tensorplay_p10/cuda/graphs.py wraps them -----------------------------------
+  nb::class_<CudaGraph>(m, "_Graph", "A CUDA graph: stream capture and replay (tp.cuda.CUDAGraph).")
+      .def(nb::init<>())
+      .def("capture_begin", [](CudaGraph &g, uint64_t p0, uint64_t p1, int mode) { g.capture_begin({p0, p1}, mode); })
+      .def("capture_end", &CudaGraph::capture_end)
+      .def("replay", &CudaGraph::replay)
+      .def("reset", &CudaGraph::reset)
+      .def("pool", [](const CudaGraph &g) { return nb::make_tuple(g.pool().first, g.pool().second); });
+  m.def("_graph_pool_handle", [] {
+    const PoolId id = graph_pool_handle();
+    return nb::make_tuple(id.first, id.second);
+  });
+  m.def("_check_not_capturing", [](const std::string &what) { check_not_capturing(what.c_str()); });
+  m.def("_is_current_stream_capturing", &current_stream_capturing);
+  m.def("_pool_stats", [](int device, uint64_t p0, uint64_t p1) {
+    return pool_stats_dict(device_allocator().pool_stats(resolve_index(device), {p0, p1}));
+  });
+
   // ---- kernels --------------------------------------------------------------------------------------------------
   m.def("_set_module_provider", [](nb::callable fn) {
     // Called from C++ ops (with or without the GIL held): take it, call Python, copy the bytes out.
@@ -254,6 +306,18 @@ void bind_cuda(nb::module_ &parent) {
            nb::arg("device") = 0)
       .def("reset_peak_stats", [](TestAllocator &a, int device) { a.alloc.reset_peak_stats(device); },
            nb::arg("device") = 0)
+      .def("begin_allocate_to_pool", [](TestAllocator &a, nb::tuple pool, int device, uintptr_t stream) {
+             a.alloc.begin_allocate_to_pool(device, {nb::cast<uint64_t>(pool[0]), nb::cast<uint64_t>(pool[1])}, stream);
+           }, nb::arg("pool"), nb::arg("device") = 0, nb::arg("stream") = 0)
+      .def("end_allocate_to_pool", [](TestAllocator &a, nb::tuple pool, int device) {
+             a.alloc.end_allocate_to_pool(device, {nb::cast<uint64_t>(pool[0]), nb::cast<uint64_t>(pool[1])});
+           }, nb::arg("pool"), nb::arg("device") = 0)
+      .def("release_pool", [](TestAllocator &a, nb::tuple pool, int device) {
+             a.alloc.release_pool(device, {nb::cast<uint64_t>(pool[0]), nb::cast<uint64_t>(pool[1])});
+           }, nb::arg("pool"), nb::arg("device") = 0)
+      .def("pool_stats", [](TestAllocator &a, nb::tuple pool, int device) {
+             return pool_stats_dict(a.alloc.pool_stats(device, {nb::cast<uint64_t>(pool[0]), nb::cast<uint64_t>(pool[1])}));
+           }, nb::arg("pool"), nb::arg("device") = 0)
       .def("complete_events", [](TestAllocator &a) {
              for (auto &[id, done] : a.raw.events) done = true;
            })

@@ -28,13 +28,16 @@ default_generator = _C.default_generator
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the default generator; returns it."""
+    """Seed the default generator and every CUDA device's (as PyTorch; needs no GPU); returns the first."""
+    _C._cuda._rng_manual_seed_all(int(seed))
     return default_generator.manual_seed(int(seed))
 
 
 def seed() -> int:
-    """Seed the default generator from a non-deterministic source; returns the seed."""
-    return default_generator.seed()
+    """Seed the default generator and every CUDA device's from the OS entropy source; returns the seed."""
+    s = default_generator.seed()
+    _C._cuda._rng_manual_seed_all(s)
+    return s
 
 
 def initial_seed() -> int:

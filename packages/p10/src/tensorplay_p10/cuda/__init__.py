@@ -7,8 +7,10 @@ PyPI. Without a driver ``is_available()`` is False and CUDA calls raise a Runtim
 
 What runs on the GPU today: tensors on ``cuda:N`` (``.to("cuda")``, ``.cuda()``, ``.cpu()``,
 ``pin_memory()``), copies and casts, ``fill_`` and the factories, ``add``/``sub``/``mul``/``div`` with
-broadcasting and type promotion, and ``sum``. Other ops raise NotImplementedError naming the op and the CUDA
-key (``tp.ops.list()`` shows which ops have CUDA kernels). ``docs/cuda.md`` walks the whole path.
+broadcasting and type promotion, and ``sum``; the random ops on a Philox generator per device
+(``random.py``) and CUDA graphs with private memory pools (``graphs.py``). Other ops raise
+NotImplementedError naming the op and the CUDA key (``tp.ops.list()`` shows which ops have CUDA
+kernels). ``docs/cuda.md`` walks the whole path.
 
 Example (the last two lines need a GPU):
     >>> import tensorplay_p10 as tp
@@ -29,6 +31,7 @@ from typing import Any
 from .. import _C
 from . import _compiler, _cublas
 from ._device import index_of
+from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
 from .memory import (
     empty_cache,
     max_memory_allocated,
@@ -39,6 +42,17 @@ from .memory import (
     memory_stats,
     reset_accumulated_memory_stats,
     reset_peak_memory_stats,
+)
+from .random import (
+    get_rng_state,
+    get_rng_state_all,
+    initial_seed,
+    manual_seed,
+    manual_seed_all,
+    seed,
+    seed_all,
+    set_rng_state,
+    set_rng_state_all,
 )
 from .streams import Event, Stream, current_stream, default_stream, set_stream, stream
 
@@ -114,7 +128,11 @@ class device:
 
 
 def synchronize(device: Any = None) -> None:
-    """Wait until all work queued on ``device`` (all its streams) has finished."""
+    """Wait until all work queued on ``device`` (all its streams) has finished.
+
+    Not allowed while a CUDA graph is being captured (RuntimeError): the capture would be invalidated.
+    """
+    _cu._check_not_capturing("tp.cuda.synchronize()")
     _cu.synchronize(index_of(device))
 
 
@@ -177,6 +195,7 @@ def is_initialized() -> bool:
 
 
 __all__ = [
+    "CUDAGraph",
     "Event",
     "OutOfMemoryError",
     "Stream",
@@ -190,8 +209,17 @@ __all__ = [
     "get_device_capability",
     "get_device_name",
     "get_device_properties",
+    "get_rng_state",
+    "get_rng_state_all",
+    "graph",
+    "graph_pool_handle",
+    "initial_seed",
+    "is_current_stream_capturing",
     "is_available",
     "is_initialized",
+    "make_graphed_callables",
+    "manual_seed",
+    "manual_seed_all",
     "max_memory_allocated",
     "max_memory_reserved",
     "mem_get_info",
@@ -200,7 +228,11 @@ __all__ = [
     "memory_stats",
     "reset_accumulated_memory_stats",
     "reset_peak_memory_stats",
+    "seed",
+    "seed_all",
     "set_device",
+    "set_rng_state",
+    "set_rng_state_all",
     "set_stream",
     "stream",
     "synchronize",
