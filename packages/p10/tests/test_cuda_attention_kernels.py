@@ -2,7 +2,8 @@
 
 csrc/cuda/ops_attention.cpp asks attention.cu for ``attn_fwd_<dtype>`` and, for float16/bfloat16 head dims up
 to 256, ``attn_fwd_mma_d<D>_<dtype>``; csrc/cuda/ops_attention_backward.cpp asks attention_backward.cu for
-``attn_bwd_{delta,dkdv,dq}_<dtype>``. A name that is missing would only fail on a GPU, at the first call.
+``attn_bwd_{delta,dkdv,dq}_<dtype>`` and, for 16-bit head dims up to 128,
+``attn_bwd_{dkdv,dq}_mma_d<D>_<dtype>``. A name that is missing would only fail on a GPU, at the first call.
 """
 
 import re
@@ -39,6 +40,12 @@ def test_forward_kernels_exist(ptx):
 def test_backward_kernels_exist(ptx):
     bwd = ptx["attention_backward.cu"]
     assert {f"attn_bwd_{k}_{t}" for k in ("delta", "dkdv", "dq") for t in FLOATS} <= bwd
+    assert {
+        f"attn_bwd_{k}_mma_d{d}_{t}"
+        for k in ("dkdv", "dq")
+        for d in (16, 32, 64, 128)
+        for t in ("float16", "bfloat16")
+    } <= bwd
 
 
 def test_the_ops_request_only_these_names(ptx):
@@ -47,6 +54,7 @@ def test_the_ops_request_only_these_names(ptx):
     bwd_src = (CSRC / "ops_attention_backward.cpp").read_text()
     assert set(re.findall(r'"(attn_\w+)"', fwd_src)) == {"attn_fwd", "attn_fwd_mma_d"}
     assert set(re.findall(r'"(attn_\w+)"', bwd_src)) == {"attn_bwd_delta", "attn_bwd_dkdv", "attn_bwd_dq"}
+    assert '"_mma_d"' in bwd_src and "width <= 128 ? 128 : 0" in bwd_src  # mma backward: D up to 128
     # the mma head dims the host picks from are the ones compiled
     assert "{16, 32, 64, 128, 256}" in fwd_src
 

@@ -5,7 +5,8 @@
 // tensorplay_p10/cuda_kernels/attention_backward.cu (Note [Flash backward]). The CPU op, asked on meta
 // tensors, checks the shapes (in float32 for 16-bit inputs: the CPU kernel takes float32/float64 only, this
 // one also float16/bfloat16, accumulating in float32). The forward is rerun here (attention.cu) for its
-// output O and each row's log-sum-exp; then delta = rowsum(dO * O), dK/dV by key rows and dQ by query rows.
+// output O and each row's log-sum-exp; then delta = rowsum(dO * O), dK/dV by key rows and dQ by query rows:
+// on tensor cores for float16/bfloat16 with head dims up to 128, the warp-per-row kernels otherwise.
 #include <algorithm>
 #include <climits>
 #include <tuple>
@@ -78,6 +79,20 @@ static std::tuple<Tensor, Tensor, Tensor> scaled_dot_product_attention_backward(
   launch(kernel(dev, "attention_backward.cu", kname("attn_bwd_delta", dt)),
          LaunchConfig{grid_of((nb * L + kWarpsPerBlock - 1) / kWarpsPerBlock), 128, 0}, stream, nb * L, Ev,
          g.data_ptr(), out.data_ptr(), delta.data_ptr());
+  const int64_t width = std::max(E, Ev);
+  const int D = width <= 16 ? 16 : width <= 32 ? 32 : width <= 64 ? 64 : width <= 128 ? 128 : 0;
+  if (half && D > 0 && properties(dev).major >= 8) {  // tensor cores (Note [Flash backward on tensor cores])
+    const std::string suffix = "_mma_d" + std::to_string(D) + "_" + scalar_type_name(dt);
+    launch(kernel(dev, "attention_backward.cu", "attn_bwd_dkdv" + suffix),
+           LaunchConfig{grid_of(nb * ((S + 63) / 64)), 128, 0}, stream, L, S, E, Ev, scale, int(causal),
+           int(p.vec), q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), lse.data_ptr(), delta.data_ptr(),
+           dk.data_ptr(), dv.data_ptr());
+    launch(kernel(dev, "attention_backward.cu", "attn_bwd_dq" + suffix),
+           LaunchConfig{grid_of(nb * ((L + 63) / 64)), 128, 0}, stream, L, S, E, Ev, scale, int(causal),
+           int(p.vec), q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), lse.data_ptr(), delta.data_ptr(),
+           dq.data_ptr());
+    return {dq, dk, dv};
+  }
   launch(kernel(dev, "attention_backward.cu", kname("attn_bwd_dkdv", dt)),
          LaunchConfig{grid_of(nb * ((S + kWarpsPerBlock - 1) / kWarpsPerBlock)), 128, 0}, stream, L, S, E, Ev,
          scale, int(causal), q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), lse.data_ptr(),

@@ -131,6 +131,224 @@ __device__ void attn_bwd_dq(int64 L, int64 S, int64 E, int64 Ev, double scale_d,
   }
 }
 
+// ---- Note [Flash backward on tensor cores] ----------------------------------------------------------------
+//   float16/bfloat16 with head dims up to 128 (D = 16/32/64/128, padding columns zero), the fragments of Note
+//   [mma fragments] in attention_common.cuh. Two kernels, no atomics:
+//   attn_bwd_dkdv_mma: a block of 4 warps owns 64 key rows (16 per warp) with their K and V tiles in shared
+//     memory, and streams the queries in tiles of 16 (Q, dO, lse, delta). Per tile each warp computes the
+//     transposed products, so that keys are the rows everywhere:
+//       S^T = K Q^T,  dP^T = V dO^T  (B fragments: two adjacent values of one Q / dO row),
+//       P^T = 2^(scale log2(e) S^T - log2(e) lse),  dS^T = P^T (dP^T - delta)  (per query = per column),
+//       dV += P^T dO,  dK += dS^T Q  (P^T, dS^T re-packed as A fragments; B gathered as two values of one
+//       column of dO / Q). Causal: the query tiles before the block's first key are skipped.
+//   attn_bwd_dq_mma: a block owns 64 query rows (Q and dO held as A fragments), streams K and V in tiles of
+//     32: S = Q K^T, dP = dO V^T, P, dS as above (per row), dQ += dS K. Causal as the forward.
+constexpr float kLog2eB = 1.4426950408889634f;
+
+template <typename T, int D>
+__device__ void attn_bwd_dkdv_mma(int64 L, int64 S, int64 E, int64 Ev, double scale_d, int causal, int vec,
+                                  const T *q_, const T *k_, const T *v_, const T *g_, const void *lse_v,
+                                  const void *delta_v, T *dk_, T *dv_) {
+  constexpr int BK = 64, BQ = 16, LD = D + 8, KD = D / 16, ND = D / 8;
+  __shared__ __align__(16) unsigned short sK[BK * LD], sV[BK * LD], sQ[BQ * LD], sG[BQ * LD];
+  __shared__ float sL[BQ], sD[BQ];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+  const int64 nkb = (S + BK - 1) / BK;
+  const int64 b = blockIdx.x / nkb, j0 = (blockIdx.x % nkb) * BK;
+  const unsigned short *q = (const unsigned short *)q_ + b * L * E, *k = (const unsigned short *)k_ + b * S * E,
+                       *v = (const unsigned short *)v_ + b * S * Ev, *go = (const unsigned short *)g_ + b * L * Ev;
+  const float *lse = (const float *)lse_v + b * L, *delta = (const float *)delta_v + b * L;
+  load_tile<D>(sK, LD, BK, k, E, j0, S, E, vec);
+  load_tile<D>(sV, LD, BK, v, Ev, j0, S, Ev, vec);
+  float dk[ND][4], dv[ND][4];
+#pragma unroll
+  for (int n = 0; n < ND; ++n)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) dk[n][c] = dv[n][c] = 0.f;
+  const float sl2 = float(scale_d) * kLog2eB;
+  const unsigned short *kw = sK + (warp * 16 + g) * LD + 2 * t4, *vw = sV + (warp * 16 + g) * LD + 2 * t4;
+  const int64 jrow[2] = {j0 + warp * 16 + g, j0 + warp * 16 + g + 8};
+  for (int64 i0 = causal ? (j0 / BQ) * BQ : 0; i0 < L; i0 += BQ) {
+    __syncthreads();  // the previous tile's readers are done (the first time: nothing to wait for)
+    load_tile<D>(sQ, LD, BQ, q, E, i0, L, E, vec);
+    load_tile<D>(sG, LD, BQ, go, Ev, i0, L, Ev, vec);
+    if (threadIdx.x < BQ) {  // rows past L: lse = +inf makes their P 0
+      const int64 i = i0 + threadIdx.x;
+      sL[threadIdx.x] = i < L ? lse[i] * kLog2eB : a_inf<float>();
+      sD[threadIdx.x] = i < L ? delta[i] : 0.f;
+    }
+    __syncthreads();
+    float st[2][4], dpt[2][4];
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      st[n][0] = st[n][1] = st[n][2] = st[n][3] = 0.f;
+      dpt[n][0] = dpt[n][1] = dpt[n][2] = dpt[n][3] = 0.f;
+      const unsigned short *qr = sQ + (n * 8 + g) * LD + 2 * t4, *gr = sG + (n * 8 + g) * LD + 2 * t4;
+#pragma unroll
+      for (int kk = 0; kk < KD; ++kk) {
+        const unsigned ak[4] = {*(const unsigned *)(kw + kk * 16), *(const unsigned *)(kw + 8 * LD + kk * 16),
+                                *(const unsigned *)(kw + kk * 16 + 8), *(const unsigned *)(kw + 8 * LD + kk * 16 + 8)};
+        Mma<T>::run(st[n], ak, *(const unsigned *)(qr + kk * 16), *(const unsigned *)(qr + kk * 16 + 8));
+        const unsigned av[4] = {*(const unsigned *)(vw + kk * 16), *(const unsigned *)(vw + 8 * LD + kk * 16),
+                                *(const unsigned *)(vw + kk * 16 + 8), *(const unsigned *)(vw + 8 * LD + kk * 16 + 8)};
+        Mma<T>::run(dpt[n], av, *(const unsigned *)(gr + kk * 16), *(const unsigned *)(gr + kk * 16 + 8));
+      }
+    }
+    // P^T and dS^T: rows are keys (g, g + 8), columns queries (2 t4, 2 t4 + 1 of each 8)
+#pragma unroll
+    for (int n = 0; n < 2; ++n)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int qi = n * 8 + 2 * t4 + (c & 1);
+        float pv = exp2f(st[n][c] * sl2 - sL[qi]);
+        if (causal && jrow[c >> 1] > i0 + qi) pv = 0.f;
+        st[n][c] = pv;
+        dpt[n][c] = pv * (dpt[n][c] - sD[qi]);
+      }
+    const unsigned pa[4] = {Mma<T>::pack(st[0][0], st[0][1]), Mma<T>::pack(st[0][2], st[0][3]),
+                            Mma<T>::pack(st[1][0], st[1][1]), Mma<T>::pack(st[1][2], st[1][3])};
+    const unsigned da[4] = {Mma<T>::pack(dpt[0][0], dpt[0][1]), Mma<T>::pack(dpt[0][2], dpt[0][3]),
+                            Mma<T>::pack(dpt[1][0], dpt[1][1]), Mma<T>::pack(dpt[1][2], dpt[1][3])};
+    const unsigned short *gc = sG + 2 * t4 * LD + g, *qc = sQ + 2 * t4 * LD + g;
+#pragma unroll
+    for (int n = 0; n < ND; ++n) {
+      const unsigned short *gn = gc + n * 8, *qn = qc + n * 8;
+      Mma<T>::run(dv[n], pa, pack_bits(gn[0], gn[LD]), pack_bits(gn[8 * LD], gn[9 * LD]));
+      Mma<T>::run(dk[n], da, pack_bits(qn[0], qn[LD]), pack_bits(qn[8 * LD], qn[9 * LD]));
+    }
+  }
+  const float scale = float(scale_d);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int64 j = jrow[h];
+    if (j >= S) continue;
+#pragma unroll
+    for (int n = 0; n < ND; ++n)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int64 e = n * 8 + 2 * t4 + c;
+        if (e < Ev) dv_[(b * S + j) * Ev + e] = store<T>(dv[n][2 * h + c]);
+        if (e < E) dk_[(b * S + j) * E + e] = store<T>(dk[n][2 * h + c] * scale);
+      }
+  }
+}
+
+template <typename T, int D>
+__device__ void attn_bwd_dq_mma(int64 L, int64 S, int64 E, int64 Ev, double scale_d, int causal, int vec,
+                                const T *q_, const T *k_, const T *v_, const T *g_, const void *lse_v,
+                                const void *delta_v, T *dq_) {
+  constexpr int BM = 64, BN = 32, LD = D + 8, NT = BN / 8, KD = D / 16, ND = D / 8;
+  __shared__ __align__(16) unsigned short smem[2 * BN * LD];  // K tile, V tile (Q and dO staged here first)
+  unsigned short *sK = smem, *sV = smem + BN * LD;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+  const int64 nqb = (L + BM - 1) / BM;
+  const int64 b = blockIdx.x / nqb, i0 = (nqb - 1 - blockIdx.x % nqb) * BM;
+  const unsigned short *q = (const unsigned short *)q_ + b * L * E, *k = (const unsigned short *)k_ + b * S * E,
+                       *v = (const unsigned short *)v_ + b * S * Ev, *go = (const unsigned short *)g_ + b * L * Ev;
+  const float *lse = (const float *)lse_v + b * L, *delta = (const float *)delta_v + b * L;
+  // Q, then dO, through shared memory into A fragments (BM rows fit in the 2 * BN rows)
+  unsigned qa[KD][4], ga[KD][4];
+  const unsigned short *r0 = smem + (warp * 16 + g) * LD + 2 * t4, *r8 = r0 + 8 * LD;
+  load_tile<D>(smem, LD, BM, q, E, i0, L, E, vec);
+  __syncthreads();
+#pragma unroll
+  for (int kk = 0; kk < KD; ++kk) {
+    qa[kk][0] = *(const unsigned *)(r0 + kk * 16), qa[kk][1] = *(const unsigned *)(r8 + kk * 16);
+    qa[kk][2] = *(const unsigned *)(r0 + kk * 16 + 8), qa[kk][3] = *(const unsigned *)(r8 + kk * 16 + 8);
+  }
+  __syncthreads();
+  load_tile<D>(smem, LD, BM, go, Ev, i0, L, Ev, vec);
+  __syncthreads();
+#pragma unroll
+  for (int kk = 0; kk < KD; ++kk) {
+    ga[kk][0] = *(const unsigned *)(r0 + kk * 16), ga[kk][1] = *(const unsigned *)(r8 + kk * 16);
+    ga[kk][2] = *(const unsigned *)(r0 + kk * 16 + 8), ga[kk][3] = *(const unsigned *)(r8 + kk * 16 + 8);
+  }
+  const int64 row[2] = {i0 + warp * 16 + g, i0 + warp * 16 + g + 8};
+  float lrow[2], drow[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    lrow[h] = row[h] < L ? lse[row[h]] * kLog2eB : a_inf<float>();
+    drow[h] = row[h] < L ? delta[row[h]] : 0.f;
+  }
+  float acc[ND][4];
+#pragma unroll
+  for (int n = 0; n < ND; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  const float sl2 = float(scale_d) * kLog2eB;
+  const int64 kend = causal ? min(S, i0 + BM) : S;
+  for (int64 j0 = 0; j0 < kend; j0 += BN) {
+    __syncthreads();  // every warp is done with the previous tile (the first time: with the dO staging)
+    load_tile<D>(sK, LD, BN, k, E, j0, S, E, vec);
+    load_tile<D>(sV, LD, BN, v, Ev, j0, S, Ev, vec);
+    __syncthreads();
+    float s[NT][4], dp[NT][4];
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+      dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
+      const unsigned short *kr = sK + (n * 8 + g) * LD + 2 * t4, *vr = sV + (n * 8 + g) * LD + 2 * t4;
+#pragma unroll
+      for (int kk = 0; kk < KD; ++kk) {
+        Mma<T>::run(s[n], qa[kk], *(const unsigned *)(kr + kk * 16), *(const unsigned *)(kr + kk * 16 + 8));
+        Mma<T>::run(dp[n], ga[kk], *(const unsigned *)(vr + kk * 16), *(const unsigned *)(vr + kk * 16 + 8));
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < NT; ++n)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int h = c >> 1;
+        const int64 j = j0 + n * 8 + 2 * t4 + (c & 1);
+        float pv = exp2f(s[n][c] * sl2 - lrow[h]);
+        if (j >= S || (causal && j > row[h])) pv = 0.f;
+        s[n][c] = pv * (dp[n][c] - drow[h]);  // dS
+      }
+#pragma unroll
+    for (int kt = 0; kt < BN / 16; ++kt) {
+      const unsigned pa[4] = {Mma<T>::pack(s[2 * kt][0], s[2 * kt][1]), Mma<T>::pack(s[2 * kt][2], s[2 * kt][3]),
+                              Mma<T>::pack(s[2 * kt + 1][0], s[2 * kt + 1][1]),
+                              Mma<T>::pack(s[2 * kt + 1][2], s[2 * kt + 1][3])};
+      const unsigned short *kc = sK + (kt * 16 + 2 * t4) * LD + g;
+#pragma unroll
+      for (int n = 0; n < ND; ++n) {
+        const unsigned short *c = kc + n * 8;
+        Mma<T>::run(acc[n], pa, pack_bits(c[0], c[LD]), pack_bits(c[8 * LD], c[9 * LD]));
+      }
+    }
+  }
+  const float scale = float(scale_d);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    if (row[h] >= L) continue;
+#pragma unroll
+    for (int n = 0; n < ND; ++n)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int64 e = n * 8 + 2 * t4 + c;
+        if (e < E) dq_[(b * L + row[h]) * E + e] = store<T>(acc[n][2 * h + c] * scale);
+      }
+  }
+}
+
+#define TP_ATTN_BWD_MMA(D, T)                                                                                  \
+  extern "C" __global__ void __launch_bounds__(128) attn_bwd_dkdv_mma_d##D##_##T(                             \
+      int64 L, int64 S, int64 E, int64 Ev, double scale, int causal, int vec, const T *q, const T *k,          \
+      const T *v, const T *dout, const void *lse, const void *delta, T *dk, T *dv) {                           \
+    attn_bwd_dkdv_mma<T, D>(L, S, E, Ev, scale, causal, vec, q, k, v, dout, lse, delta, dk, dv);              \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(128) attn_bwd_dq_mma_d##D##_##T(                               \
+      int64 L, int64 S, int64 E, int64 Ev, double scale, int causal, int vec, const T *q, const T *k,          \
+      const T *v, const T *dout, const void *lse, const void *delta, T *dq) {                                  \
+    attn_bwd_dq_mma<T, D>(L, S, E, Ev, scale, causal, vec, q, k, v, dout, lse, delta, dq);                    \
+  }
+#define TP_ATTN_BWD_MMA_ALL(T) \
+  TP_ATTN_BWD_MMA(16, T)       \
+  TP_ATTN_BWD_MMA(32, T)       \
+  TP_ATTN_BWD_MMA(64, T)       \
+  TP_ATTN_BWD_MMA(128, T)
+TP_ATTN_BWD_MMA_ALL(float16)
+TP_ATTN_BWD_MMA_ALL(bfloat16)
+
 #define TP_ATTN_BWD(T)                                                                                          \
   extern "C" __global__ void __launch_bounds__(128)                                                            \
       attn_bwd_delta_##T(int64 rows, int64 cols, const T *dout, const T *out, void *delta) {                  \
