@@ -173,6 +173,17 @@ def test_errors_match_the_cpu_op():
 
 
 # ---- backward ----------------------------------------------------------------------------------------------
+# gradients: the largest error against the largest magnitude (dP = dO.v grows with the head dim, and the
+# 16-bit kernels round P and dS to 16 bits before their products, as FlashAttention-2 does)
+GRAD_TOL = {tp.float16: 1e-2, tp.bfloat16: 3e-2, tp.float32: 2e-5, tp.float64: 1e-10}
+
+
+def assert_grad_close(got: np.ndarray, want: np.ndarray, dtype) -> None:
+    assert got.shape == want.shape
+    err = float(np.abs(got - want).max()) if got.size else 0.0
+    assert err <= GRAD_TOL[dtype] * max(1.0, float(np.abs(want).max()) if want.size else 0.0), err
+
+
 def ref_backward(q, k, v, g, causal, scale):
     p = ref_probs(q, k, is_causal=causal, scale=scale)
     dv = np.swapaxes(p, -1, -2) @ g
@@ -181,7 +192,7 @@ def ref_backward(q, k, v, g, causal, scale):
     return ds @ k * scale, np.swapaxes(ds, -1, -2) @ q * scale, dv
 
 
-@pytest.mark.parametrize("dtype", [tp.float32, tp.bfloat16, tp.float64])
+@pytest.mark.parametrize("dtype", [tp.float32, tp.bfloat16, tp.float16, tp.float64])
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("L,S,E,Ev", [(1, 1, 16, 16), (65, 65, 64, 64), (33, 70, 32, 48), (70, 9, 128, 128)])
 def test_backward_op(dtype, causal, L, S, E, Ev):
@@ -194,14 +205,13 @@ def test_backward_op(dtype, causal, L, S, E, Ev):
     scale = 1 / math.sqrt(E)
     got = tp.scaled_dot_product_attention_backward(g.to(DEV), q.to(DEV), k.to(DEV), v.to(DEV), causal, scale)
     want = ref_backward(np_of(q), np_of(k), np_of(v), np_of(g), causal, scale)
-    rtol, atol = TOL[dtype]
     for a, w in zip(got, want, strict=True):
         assert a.device.type == DEV and a.dtype is dtype
-        np.testing.assert_allclose(np_of(a), w, rtol=rtol, atol=2 * atol)
-    if dtype is not tp.bfloat16:  # the CPU op takes float32/float64 only
+        assert_grad_close(np_of(a), w, dtype)
+    if dtype in (tp.float32, tp.float64):  # the CPU op takes these only
         cpu = tp.scaled_dot_product_attention_backward(g, q, k, v, causal, scale)
         for a, c in zip(got, cpu, strict=True):
-            np.testing.assert_allclose(np_of(a), np_of(c), rtol=rtol, atol=atol)
+            assert_grad_close(np_of(a), np_of(c), dtype)
 
 
 def test_backward_op_empty_and_errors():
@@ -245,6 +255,5 @@ def test_autograd_gqa_causal_matches_cpu(dtype):
         kr, vr = np.repeat(k, 2, axis=-3), np.repeat(v, 2, axis=-3)
         dq, dk, dv = ref_backward(q, kr, vr, g, True, 1 / math.sqrt(32))
         cpu = [dq, dk.reshape(2, 2, 2, 19, 32).sum(2), dv.reshape(2, 2, 2, 19, 32).sum(2)]
-    rtol, atol = TOL[dtype]
     for a, c in zip(cuda, cpu, strict=True):
-        np.testing.assert_allclose(a, c, rtol=rtol, atol=2 * atol)
+        assert_grad_close(a, c, dtype)

@@ -87,8 +87,8 @@ template <typename T> __device__ void attn_fwd_rows(const AttnParams &p) {
 //     shuffles 1 and 2; running max m and a per-lane partial sum l, the quad sum is taken once at the end),
 //     O = alpha O + P V    (P re-packed from the S accumulators as A fragments, V's B fragments gathered as
 //                           two values of one column).
-//   Exponentials are base 2 on scores pre-multiplied by log2(e) (one FMA less per score); the log-sum-exp is
-//   stored in natural units. Causal: a query tile visits only keys < i0 + 64, and the grid gives the longest
+//   Exponentials are base 2 (exp2f is one instruction, ex2.approx) on scores multiplied by log2(e) after the
+//   mask; the running max m is in those units, the stored log-sum-exp in natural ones (m ln 2 + ln l). Causal: a query tile visits only keys < i0 + 64, and the grid gives the longest
 //   (last) query tiles the lowest block indices, so they start first.
 constexpr float kLog2e = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
 
