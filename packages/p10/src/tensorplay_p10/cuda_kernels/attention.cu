@@ -85,8 +85,8 @@ template <typename T> __device__ void attn_fwd_rows(const AttnParams &p) {
 //     scale, causal cut, attn_mask, keys past S -> -inf,
 //     online softmax per row (the 4 lanes t of a quad hold one row's columns: max over the quad by xor
 //     shuffles 1 and 2; running max m and a per-lane partial sum l, the quad sum is taken once at the end),
-//     O = alpha O + P V    (P re-packed from the S accumulators as A fragments, V's B fragments gathered as
-//                           two values of one column).
+//     O = alpha O + P V    (P re-packed from the S accumulators as A fragments, V's B fragments by
+//                           ldmatrix .trans, ldsm_b_trans).
 //   Exponentials are base 2 (exp2f is one instruction, ex2.approx) on scores multiplied by log2(e) after the
 //   mask; the running max m is in those units, the stored log-sum-exp in natural ones (m ln 2 + ln l). Causal: a query tile visits only keys < i0 + 64, and the grid gives the longest
 //   (last) query tiles the lowest block indices, so they start first.
@@ -189,11 +189,12 @@ template <typename T, int D> __device__ void attn_fwd_mma(const AttnParams &p) {
       pa[1] = Mma<T>::pack(s[2 * kt][2], s[2 * kt][3]);
       pa[2] = Mma<T>::pack(s[2 * kt + 1][0], s[2 * kt + 1][1]);
       pa[3] = Mma<T>::pack(s[2 * kt + 1][2], s[2 * kt + 1][3]);
-      const unsigned short *vr = sV + (kt * 16 + 2 * t4) * LD + g;
 #pragma unroll
-      for (int n = 0; n < ND; ++n) {
-        const unsigned short *c = vr + n * 8;
-        Mma<T>::run(o[n], pa, pack_bits(c[0], c[LD]), pack_bits(c[8 * LD], c[9 * LD]));
+      for (int n = 0; n < ND; n += 2) {
+        unsigned vb[4];
+        ldsm_b_trans(vb, sV + kt * 16 * LD + n * 8, LD);
+        Mma<T>::run(o[n], pa, vb[0], vb[1]);
+        Mma<T>::run(o[n + 1], pa, vb[2], vb[3]);
       }
     }
     __syncthreads();  // every warp is done with this tile before the next one overwrites it

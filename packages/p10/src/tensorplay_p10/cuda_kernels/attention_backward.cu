@@ -139,8 +139,8 @@ __device__ void attn_bwd_dq(int64 L, int64 S, int64 E, int64 Ev, double scale_d,
 //     transposed products, so that keys are the rows everywhere:
 //       S^T = K Q^T,  dP^T = V dO^T  (B fragments: two adjacent values of one Q / dO row),
 //       P^T = 2^(scale log2(e) S^T - log2(e) lse),  dS^T = P^T (dP^T - delta)  (per query = per column),
-//       dV += P^T dO,  dK += dS^T Q  (P^T, dS^T re-packed as A fragments; B gathered as two values of one
-//       column of dO / Q). Causal: the query tiles before the block's first key are skipped.
+//       dV += P^T dO,  dK += dS^T Q  (P^T, dS^T re-packed as A fragments; dO's and Q's B fragments by
+//       ldmatrix .trans, ldsm_b_trans). Causal: the query tiles before the block's first key are skipped.
 //   attn_bwd_dq_mma: a block owns 64 query rows (Q and dO held as A fragments), streams K and V in tiles of
 //     32: S = Q K^T, dP = dO V^T, P, dS as above (per row), dQ += dS K. Causal as the forward.
 constexpr float kLog2eB = 1.4426950408889634f;
@@ -150,7 +150,11 @@ __device__ void attn_bwd_dkdv_mma(int64 L, int64 S, int64 E, int64 Ev, double sc
                                   const T *q_, const T *k_, const T *v_, const T *g_, const void *lse_v,
                                   const void *delta_v, T *dk_, T *dv_) {
   constexpr int BK = 64, BQ = 16, LD = D + 8, KD = D / 16, ND = D / 8;
-  __shared__ __align__(16) unsigned short sK[BK * LD], sV[BK * LD], sQ[BQ * LD], sG[BQ * LD];
+  // each array 16-byte aligned: 16-byte vector stores (load_tile) and ldmatrix rows
+  __shared__ __align__(16) unsigned short sK[BK * LD];
+  __shared__ __align__(16) unsigned short sV[BK * LD];
+  __shared__ __align__(16) unsigned short sQ[BQ * LD];
+  __shared__ __align__(16) unsigned short sG[BQ * LD];
   __shared__ float sL[BQ], sD[BQ];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const int64 nkb = (S + BK - 1) / BK;
@@ -209,12 +213,15 @@ __device__ void attn_bwd_dkdv_mma(int64 L, int64 S, int64 E, int64 Ev, double sc
                             Mma<T>::pack(st[1][0], st[1][1]), Mma<T>::pack(st[1][2], st[1][3])};
     const unsigned da[4] = {Mma<T>::pack(dpt[0][0], dpt[0][1]), Mma<T>::pack(dpt[0][2], dpt[0][3]),
                             Mma<T>::pack(dpt[1][0], dpt[1][1]), Mma<T>::pack(dpt[1][2], dpt[1][3])};
-    const unsigned short *gc = sG + 2 * t4 * LD + g, *qc = sQ + 2 * t4 * LD + g;
 #pragma unroll
-    for (int n = 0; n < ND; ++n) {
-      const unsigned short *gn = gc + n * 8, *qn = qc + n * 8;
-      Mma<T>::run(dv[n], pa, pack_bits(gn[0], gn[LD]), pack_bits(gn[8 * LD], gn[9 * LD]));
-      Mma<T>::run(dk[n], da, pack_bits(qn[0], qn[LD]), pack_bits(qn[8 * LD], qn[9 * LD]));
+    for (int n = 0; n < ND; n += 2) {
+      unsigned gb[4], qb[4];
+      ldsm_b_trans(gb, sG + n * 8, LD);
+      ldsm_b_trans(qb, sQ + n * 8, LD);
+      Mma<T>::run(dv[n], pa, gb[0], gb[1]);
+      Mma<T>::run(dv[n + 1], pa, gb[2], gb[3]);
+      Mma<T>::run(dk[n], da, qb[0], qb[1]);
+      Mma<T>::run(dk[n + 1], da, qb[2], qb[3]);
     }
   }
   const float scale = float(scale_d);
@@ -308,11 +315,12 @@ __device__ void attn_bwd_dq_mma(int64 L, int64 S, int64 E, int64 Ev, double scal
       const unsigned pa[4] = {Mma<T>::pack(s[2 * kt][0], s[2 * kt][1]), Mma<T>::pack(s[2 * kt][2], s[2 * kt][3]),
                               Mma<T>::pack(s[2 * kt + 1][0], s[2 * kt + 1][1]),
                               Mma<T>::pack(s[2 * kt + 1][2], s[2 * kt + 1][3])};
-      const unsigned short *kc = sK + (kt * 16 + 2 * t4) * LD + g;
 #pragma unroll
-      for (int n = 0; n < ND; ++n) {
-        const unsigned short *c = kc + n * 8;
-        Mma<T>::run(acc[n], pa, pack_bits(c[0], c[LD]), pack_bits(c[8 * LD], c[9 * LD]));
+      for (int n = 0; n < ND; n += 2) {
+        unsigned kb[4];
+        ldsm_b_trans(kb, sK + kt * 16 * LD + n * 8, LD);
+        Mma<T>::run(acc[n], pa, kb[0], kb[1]);
+        Mma<T>::run(acc[n + 1], pa, kb[2], kb[3]);
       }
     }
   }

@@ -116,8 +116,23 @@ template <> struct Mma<bfloat16> {
     return r;
   }
 };
-__device__ __forceinline__ unsigned pack_bits(unsigned short lo, unsigned short hi) {
-  return unsigned(lo) | (unsigned(hi) << 16);
+
+// The B fragments (Note [mma fragments]) of two neighbouring 16 x 8 blocks, rows 0..15 and columns 0..15 from
+// `blk`, of a row-major 16-bit matrix in shared memory (`ld` values per row) whose rows are the k of the
+// product (V in P V, dO in P^T dO, ...): b[0], b[1] for columns 0..7, b[2], b[3] for columns 8..15. One
+// ldmatrix .x4 .trans: lanes 8i..8i+7 give the row addresses of 8 x 8 matrix i (rows 0-7 / 8-15, columns 0-7
+// / 8-15; each row 16 contiguous bytes, 16-byte aligned), and .trans hands lane (g, t) rows 2t and 2t + 1 of
+// column g of each, which is b0 (matrix 0 / 2) and b1 (matrix 1 / 3). It replaces four 16-bit loads and two
+// packs per fragment.
+__device__ __forceinline__ void ldsm_b_trans(unsigned b[4], const unsigned short *blk, int ld) {
+  const int lane = threadIdx.x & 31;
+  const unsigned short *row = blk + (lane & 15) * ld + (lane >> 4) * 8;
+  unsigned addr;
+  asm("{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }" : "=r"(addr) : "l"(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+               : "r"(addr)
+               : "memory");
 }
 
 // Copy rows [r0, r0 + n) x cols [0, D) of a 16-bit matrix (row stride rs, `cols` valid columns, `rows` valid
