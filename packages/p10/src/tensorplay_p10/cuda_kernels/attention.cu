@@ -88,8 +88,10 @@ template <typename T> __device__ void attn_fwd_rows(const AttnParams &p) {
 //     O = alpha O + P V    (P re-packed from the S accumulators as A fragments, V's B fragments by
 //                           ldmatrix .trans, ldsm_b_trans).
 //   Exponentials are base 2 (exp2f is one instruction, ex2.approx) on scores multiplied by log2(e) after the
-//   mask; the running max m is in those units, the stored log-sum-exp in natural ones (m ln 2 + ln l). Causal: a query tile visits only keys < i0 + 64, and the grid gives the longest
-//   (last) query tiles the lowest block indices, so they start first.
+//   mask; the running max m is in those units, the stored log-sum-exp in natural ones (m ln 2 + ln l).
+//   Causal: a query tile visits only keys < i0 + 64, and the grid gives the longest (last) query tiles the
+//   lowest block indices, so they start first. 64 rows per block (not FlashAttention-2's 128) keep the
+//   registers of a 128-wide head at 2 blocks per SM, so one block's tile loads overlap the other's products.
 constexpr float kLog2e = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
 
 template <typename T, int D> __device__ void attn_fwd_mma(const AttnParams &p) {
