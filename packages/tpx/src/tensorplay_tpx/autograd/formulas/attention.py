@@ -8,7 +8,8 @@ With P = softmax(Q K^T * scale + mask) and O = P V:
   dV = P^T dO,   dP = dO V^T,   dS = P * (dP - rowsum(dP * P)),   dQ = dS K * scale,   dK = dS^T Q * scale.
 
 Note [Attention backward paths]
-  The common training case (no attn_mask, float32/float64, Q, K and V of one batch shape after the GQA repeat,
+  The common training case (no attn_mask, float32/float64 — on CUDA also float16/bfloat16, which the CUDA
+  kernel accumulates in float32 — Q, K and V of one batch shape after the GQA repeat,
   the backward not recorded, i.e. grad mode off inside backward) runs P10's fused
   scaled_dot_product_attention_backward, which never holds more than a block of P per thread (Note [Attention
   backward] in kernels/attention_backward.cpp). Every other case, and create_graph=True / JVPs (which need
@@ -42,7 +43,7 @@ def _sdpa(ctx, grad):
     fused = (
         not is_grad_enabled()
         and mask is None
-        and q.dtype in (tp.float32, tp.float64)
+        and (q.dtype in (tp.float32, tp.float64) or (q.is_cuda and q.dtype in (tp.float16, tp.bfloat16)))
         and q.dtype == k.dtype == v.dtype
         and q.dim() >= 2
         and q.shape[:-2] == k.shape[:-2] == v.shape[:-2]
