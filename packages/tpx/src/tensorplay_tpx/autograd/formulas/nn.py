@@ -211,7 +211,7 @@ def _class_weights(ctx, x: tp.Tensor, target: tp.Tensor) -> tuple[tp.Tensor, tp.
     w = ctx.weight
     valid = target != ctx.ignore_index
     safe = tp.where(valid, target, tp.zeros_like(target))
-    ws = (w[safe] if w is not None else tp.ones(safe.shape, dtype=x.dtype)) * valid
+    ws = (w[safe] if w is not None else tp.ones(safe.shape, dtype=x.dtype, device=x.device)) * valid
     return ws, ws.sum()
 
 
@@ -269,7 +269,7 @@ def _cross_entropy(ctx, grad):
         return g * grad.unsqueeze(cdim), None, None
     if ctx.reduction == "sum":
         return g * grad, None, None
-    ws = (w[safe] if w is not None else tp.ones(safe.shape, dtype=x.dtype)) * valid
+    ws = (w[safe] if w is not None else tp.ones(safe.shape, dtype=x.dtype, device=x.device)) * valid
     return g * (grad / ws.sum()), None, None
 
 
