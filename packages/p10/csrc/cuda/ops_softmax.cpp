@@ -15,7 +15,9 @@
 namespace tp::p10::cuda {
 
 namespace {
-constexpr int64_t kRowCacheBytes = 32768;  // softmax_long's row cache: two blocks of 512 threads fit an SM
+// softmax_long's row cache: a block gets at most 48 KiB of shared memory without opting in, static (block_all's
+// totals) and dynamic together; 46 KiB leaves room, so float32 rows of 8193..11776 elements are read once.
+constexpr int64_t kRowCacheBytes = 46 * 1024;
 
 // The register forms (Note [Register rows], cuda/rows.h) up to kRegisterRowMax elements; softmax_long after,
 // with the row cached in shared memory when it fits in kRowCacheBytes.

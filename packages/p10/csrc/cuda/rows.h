@@ -14,7 +14,11 @@
 
 namespace tp::p10::cuda {
 
-constexpr int64_t kRegisterRowMax = 16 * 1024;  // block16 at 1024 threads: the longest row held in registers
+// The block form's most threads: its kernels are compiled with __launch_bounds__(512), as a thread holding 16
+// row elements needs more than the 64 registers a 1024-thread block allows (Note [Row kernel registers] in
+// norm.cu). block16 at 512 threads holds the longest row kept in registers.
+constexpr unsigned kRegisterBlockMax = 512;
+constexpr int64_t kRegisterRowMax = 16 * kRegisterBlockMax;
 
 struct RowForm {
   std::string suffix;  // "_warp8_vec", "_block16_scalar", "_long"
@@ -31,11 +35,12 @@ inline bool rows_vec_ok(int64_t cols, int64_t itemsize, std::initializer_list<co
 
 // Rows up to 256 elements: a warp per row, 8 a lane (4 rows per 128-thread block); up to 1024: a warp with 32
 // a lane (when `warp32`; kernels that hold two rows' worth of registers skip it); up to kRegisterRowMax: one
-// block per row with 16 a thread, the fewest threads (a power of two, >= 64) that hold the row; longer: the
+// block per row with 16 a thread, the fewest threads (a power of two, 64..512) that hold the row; longer: the
 // "_long" form, one 512-thread block per row re-reading global memory. Grids stop at a few waves of the SMs;
 // the kernels step over the remaining rows.
 inline RowForm row_form(int dev, int64_t rows, int64_t cols, bool vec, bool warp32 = true) {
   const int64_t sms = properties(dev).multi_processor_count;
+  static_assert(kRegisterRowMax == 16 * kRegisterBlockMax, "block16: 16 elements a thread");
   const std::string pack = vec ? "_vec" : "_scalar";
   RowForm f;
   if (cols <= 256 || (warp32 && cols <= 1024)) {

@@ -134,25 +134,19 @@ __device__ void class_loss_reduce(int64 P, int mean, T *out, const typename Acc<
   if (threadIdx.x == 0) out[0] = store<T>(typename Acc<T>::type(mean ? s / d : s));
 }
 
-#define TP_CLASS_LOSS(T)                                                                                    \
-  extern "C" __global__ void class_loss_thread_##T(ClassLossArgs a, const T *x, const int64 *target,        \
-                                                   const T *q, const T *w, Acc<T>::type *loss,              \
-                                                   Acc<T>::type *wsum, T *out_none, int64 *bad) {           \
-    class_loss<T, 0>(a, x, target, q, w, loss, wsum, out_none, bad);                                        \
-  }                                                                                                         \
-  extern "C" __global__ void class_loss_warp_##T(ClassLossArgs a, const T *x, const int64 *target,          \
-                                                 const T *q, const T *w, Acc<T>::type *loss,                \
-                                                 Acc<T>::type *wsum, T *out_none, int64 *bad) {             \
-    class_loss<T, 1>(a, x, target, q, w, loss, wsum, out_none, bad);                                        \
-  }                                                                                                         \
-  extern "C" __global__ void class_loss_block_##T(ClassLossArgs a, const T *x, const int64 *target,         \
-                                                  const T *q, const T *w, Acc<T>::type *loss,               \
-                                                  Acc<T>::type *wsum, T *out_none, int64 *bad) {            \
-    class_loss<T, 2>(a, x, target, q, w, loss, wsum, out_none, bad);                                        \
-  }                                                                                                         \
-  extern "C" __global__ void class_loss_reduce_##T(int64 P, int mean, T *out, const Acc<T>::type *loss,     \
-                                                   const Acc<T>::type *wsum) {                              \
-    class_loss_reduce<T>(P, mean, out, loss, wsum);                                                         \
+#define TP_CLASS_LOSS_FORM(form, mode, T, BOUNDS)                                             \
+  extern "C" __global__ void __launch_bounds__(BOUNDS) class_loss_##form##_##T(               \
+      ClassLossArgs a, const T *x, const int64 *target, const T *q, const T *w,               \
+      Acc<T>::type *loss, Acc<T>::type *wsum, T *out_none, int64 *bad) {                      \
+    class_loss<T, mode>(a, x, target, q, w, loss, wsum, out_none, bad);                       \
+  }
+#define TP_CLASS_LOSS(T)                                                                      \
+  TP_CLASS_LOSS_FORM(thread, 0, T, 256)                                                       \
+  TP_CLASS_LOSS_FORM(warp, 1, T, 128)                                                         \
+  TP_CLASS_LOSS_FORM(block, 2, T, 512)                                                        \
+  extern "C" __global__ void __launch_bounds__(1024) class_loss_reduce_##T(                   \
+      int64 P, int mean, T *out, const Acc<T>::type *loss, const Acc<T>::type *wsum) {        \
+    class_loss_reduce<T>(P, mean, out, loss, wsum);                                           \
   }
 TP_CLASS_LOSS(float16)
 TP_CLASS_LOSS(bfloat16)

@@ -115,8 +115,8 @@ __device__ void loss_final(int64 nparts, double divisor, T *out, const typename 
   TP_LOSS(bce, Bce, T)                                                                                      \
   TP_LOSS(bce_logits, BceLogits, T)                                                                         \
   TP_LOSS(kl_div, KlDiv, T)                                                                                 \
-  extern "C" __global__ void loss_final_##T(int64 nparts, double divisor, T *out,                           \
-                                            const Acc<T>::type *partial) {                                  \
+  extern "C" __global__ void __launch_bounds__(1024) loss_final_##T(                          \
+      int64 nparts, double divisor, T *out, const Acc<T>::type *partial) {                    \
     loss_final<T>(nparts, divisor, out, partial);                                                           \
   }
 TP_LOSSES(float16)

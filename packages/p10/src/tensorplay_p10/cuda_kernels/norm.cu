@@ -231,52 +231,55 @@ __device__ void norm_columns_final(int64 cols, int64 chunks, T *grad_w, T *grad_
   }
 }
 
-#define TP_NORM_FWD(name, C, T, form, EPT, W)                                                               \
-  extern "C" __global__ void name##_##form##_vec_##T(int64 rows, int64 cols, T *out, const T *in,           \
-                                                     const T *w, const T *b, double eps) {                  \
-    norm_regs<T, C, EPT, 16 / sizeof(T), W>(rows, cols, out, in, w, b, eps);                                \
-  }                                                                                                         \
-  extern "C" __global__ void name##_##form##_scalar_##T(int64 rows, int64 cols, T *out, const T *in,        \
-                                                        const T *w, const T *b, double eps) {               \
-    norm_regs<T, C, EPT, 1, W>(rows, cols, out, in, w, b, eps);                                             \
+// Note [Row kernel registers]
+//   A thread holding 16 or 32 row elements (x and dy in backward, w and b packs, 64-bit offsets) needs up to
+//   ~190 registers (ptxas -v); a 1024-thread block allows 64 each. The block forms are therefore compiled with
+//   __launch_bounds__(512) and launched with at most 512 threads (cuda/rows.h: kRegisterBlockMax); the warp
+//   forms run in 128-thread blocks. NB is the bound.
+#define TP_NORM_FWD(name, C, T, form, EPT, VEC, W, pack, NB)                                  \
+  extern "C" __global__ void __launch_bounds__(NB) name##_##form##_##pack##_##T(              \
+      int64 rows, int64 cols, T *out, const T *in, const T *w, const T *b, double eps) {      \
+    norm_regs<T, C, EPT, VEC, W>(rows, cols, out, in, w, b, eps);                             \
   }
-#define TP_NORM_BWD(name, C, T, form, EPT, W)                                                               \
-  extern "C" __global__ void name##_backward_##form##_vec_##T(int64 rows, int64 cols, T *dx,                \
-                                                              Acc<T>::type *stats, const T *in,             \
-                                                              const T *dy, const T *w, double eps) {        \
-    norm_backward_regs<T, C, EPT, 16 / sizeof(T), W>(rows, cols, dx, stats, in, dy, w, eps);                \
-  }                                                                                                         \
-  extern "C" __global__ void name##_backward_##form##_scalar_##T(int64 rows, int64 cols, T *dx,             \
-                                                                 Acc<T>::type *stats, const T *in,          \
-                                                                 const T *dy, const T *w, double eps) {     \
-    norm_backward_regs<T, C, EPT, 1, W>(rows, cols, dx, stats, in, dy, w, eps);                             \
+#define TP_NORM_BWD(name, C, T, form, EPT, VEC, W, pack, NB)                                  \
+  extern "C" __global__ void __launch_bounds__(NB) name##_backward_##form##_##pack##_##T(     \
+      int64 rows, int64 cols, T *dx, Acc<T>::type *stats, const T *in, const T *dy,           \
+      const T *w, double eps) {                                                               \
+    norm_backward_regs<T, C, EPT, VEC, W>(rows, cols, dx, stats, in, dy, w, eps);             \
   }
 // Forward: warp8, warp32, block16, long. Backward holds two rows (x and dy): warp8, block16, long.
-#define TP_NORM_OP(name, C, T)                                                                              \
-  TP_NORM_FWD(name, C, T, warp8, 8, true)                                                                   \
-  TP_NORM_FWD(name, C, T, warp32, 32, true)                                                                 \
-  TP_NORM_FWD(name, C, T, block16, 16, false)                                                               \
-  TP_NORM_BWD(name, C, T, warp8, 8, true)                                                                   \
-  TP_NORM_BWD(name, C, T, block16, 16, false)                                                               \
-  extern "C" __global__ void name##_long_##T(int64 rows, int64 cols, T *out, const T *in, const T *w,       \
-                                             const T *b, double eps) {                                      \
-    norm_long<T, C>(rows, cols, out, in, w, b, eps);                                                        \
-  }                                                                                                         \
-  extern "C" __global__ void name##_backward_long_##T(int64 rows, int64 cols, T *dx, Acc<T>::type *stats,  \
-                                                      const T *in, const T *dy, const T *w, double eps) {   \
-    norm_backward_long<T, C>(rows, cols, dx, stats, in, dy, w, eps);                                        \
+#define TP_NORM_OP(name, C, T)                                                                \
+  TP_NORM_FWD(name, C, T, warp8, 8, 16 / sizeof(T), true, vec, 128)                           \
+  TP_NORM_FWD(name, C, T, warp32, 32, 16 / sizeof(T), true, vec, 128)                         \
+  TP_NORM_FWD(name, C, T, block16, 16, 16 / sizeof(T), false, vec, 512)                       \
+  TP_NORM_FWD(name, C, T, warp8, 8, 1, true, scalar, 128)                                     \
+  TP_NORM_FWD(name, C, T, warp32, 32, 1, true, scalar, 128)                                   \
+  TP_NORM_FWD(name, C, T, block16, 16, 1, false, scalar, 512)                                 \
+  TP_NORM_BWD(name, C, T, warp8, 8, 16 / sizeof(T), true, vec, 128)                          \
+  TP_NORM_BWD(name, C, T, block16, 16, 16 / sizeof(T), false, vec, 512)                      \
+  TP_NORM_BWD(name, C, T, warp8, 8, 1, true, scalar, 128)                                    \
+  TP_NORM_BWD(name, C, T, block16, 16, 1, false, scalar, 512)                                \
+  extern "C" __global__ void __launch_bounds__(512) name##_long_##T(                          \
+      int64 rows, int64 cols, T *out, const T *in, const T *w, const T *b, double eps) {      \
+    norm_long<T, C>(rows, cols, out, in, w, b, eps);                                          \
+  }                                                                                           \
+  extern "C" __global__ void __launch_bounds__(512) name##_backward_long_##T(                 \
+      int64 rows, int64 cols, T *dx, Acc<T>::type *stats, const T *in, const T *dy,           \
+      const T *w, double eps) {                                                               \
+    norm_backward_long<T, C>(rows, cols, dx, stats, in, dy, w, eps);                          \
   }
-#define TP_NORM(T)                                                                                          \
-  TP_NORM_OP(layer_norm, true, T)                                                                           \
-  TP_NORM_OP(rms_norm, false, T)                                                                            \
-  extern "C" __global__ void norm_columns_partial_##T(int64 rows, int64 cols, int64 chunk_rows,            \
-                                                      Acc<T>::type *part_w, Acc<T>::type *part_b,           \
-                                                      const T *in, const T *dy, const Acc<T>::type *stats) { \
-    norm_columns_partial<T>(rows, cols, chunk_rows, part_w, part_b, in, dy, stats);                         \
-  }                                                                                                         \
-  extern "C" __global__ void norm_columns_final_##T(int64 cols, int64 chunks, T *grad_w, T *grad_b,         \
-                                                    const Acc<T>::type *part_w, const Acc<T>::type *part_b) { \
-    norm_columns_final<T>(cols, chunks, grad_w, grad_b, part_w, part_b);                                    \
+#define TP_NORM(T)                                                                            \
+  TP_NORM_OP(layer_norm, true, T)                                                             \
+  TP_NORM_OP(rms_norm, false, T)                                                              \
+  extern "C" __global__ void __launch_bounds__(256) norm_columns_partial_##T(                 \
+      int64 rows, int64 cols, int64 chunk_rows, Acc<T>::type *part_w, Acc<T>::type *part_b,  \
+      const T *in, const T *dy, const Acc<T>::type *stats) {                                  \
+    norm_columns_partial<T>(rows, cols, chunk_rows, part_w, part_b, in, dy, stats);           \
+  }                                                                                           \
+  extern "C" __global__ void norm_columns_final_##T(int64 cols, int64 chunks, T *grad_w,      \
+                                                    T *grad_b, const Acc<T>::type *part_w,    \
+                                                    const Acc<T>::type *part_b) {             \
+    norm_columns_final<T>(cols, chunks, grad_w, grad_b, part_w, part_b);                      \
   }
 TP_NORM(float16)
 TP_NORM(bfloat16)

@@ -6,8 +6,8 @@
 // Subtracting the max keeps e^ from overflowing; accumulation is in Acc<T> (float32 for float16/bfloat16 and
 // float32, float64 for float64), the result is stored as T. Kernel names: <op>_<form>_<vec|scalar>_<T>:
 //   warp8, warp32: one warp per row, the row in registers (8 or 32 elements a lane: cols <= 256 or 1024);
-//   block16:       one block per row, the row in registers (16 elements a thread, blockDim.x <= 1024, so
-//                  cols <= 16384) — Note [Register rows] in rows_common.cuh;
+//   block16:       one block per row, the row in registers (16 elements a thread, blockDim.x <= 512, so
+//                  cols <= 8192) — Note [Register rows] in rows_common.cuh;
 //   vec / scalar:  16-byte packs (host-checked alignment) or single elements.
 // and <op>_long_<T> for longer rows: one block per row, the row cached in dynamic shared memory when the host
 // passes `cached` (cols * sizeof(Acc) bytes), read again from global memory otherwise.
@@ -94,28 +94,23 @@ __device__ void softmax_long(int64 rows, int64 cols, T *out, const T *in, int ca
   }
 }
 
-// 16-byte packs: 8 float16/bfloat16, 4 float32, 2 float64.
-#define TP_SOFTMAX_REGS(op, Log, T, VEC)                                                                    \
-  extern "C" __global__ void op##_warp8_vec_##T(int64 rows, int64 cols, T *out, const T *in) {              \
-    softmax_regs<T, Log, 8, VEC, true>(rows, cols, out, in);                                                \
-  }                                                                                                         \
-  extern "C" __global__ void op##_warp32_vec_##T(int64 rows, int64 cols, T *out, const T *in) {             \
-    softmax_regs<T, Log, 32, VEC, true>(rows, cols, out, in);                                               \
-  }                                                                                                         \
-  extern "C" __global__ void op##_block16_vec_##T(int64 rows, int64 cols, T *out, const T *in) {            \
-    softmax_regs<T, Log, 16, VEC, false>(rows, cols, out, in);                                              \
-  }                                                                                                         \
-  extern "C" __global__ void op##_warp8_scalar_##T(int64 rows, int64 cols, T *out, const T *in) {           \
-    softmax_regs<T, Log, 8, 1, true>(rows, cols, out, in);                                                  \
-  }                                                                                                         \
-  extern "C" __global__ void op##_warp32_scalar_##T(int64 rows, int64 cols, T *out, const T *in) {          \
-    softmax_regs<T, Log, 32, 1, true>(rows, cols, out, in);                                                 \
-  }                                                                                                         \
-  extern "C" __global__ void op##_block16_scalar_##T(int64 rows, int64 cols, T *out, const T *in) {         \
-    softmax_regs<T, Log, 16, 1, false>(rows, cols, out, in);                                                \
-  }                                                                                                         \
-  extern "C" __global__ void op##_long_##T(int64 rows, int64 cols, T *out, const T *in, int cached) {       \
-    softmax_long<T, Log>(rows, cols, out, in, cached);                                                      \
+// 16-byte packs: 8 float16/bfloat16, 4 float32, 2 float64. BOUNDS: the block form's thread cap (cuda/rows.h,
+// Note [Row kernel registers] in norm.cu).
+#define TP_SOFTMAX_FORM(op, Log, T, form, EPT, VEC, WARP, pack, BOUNDS)                         \
+  extern "C" __global__ void __launch_bounds__(BOUNDS)                                        \
+      op##_##form##_##pack##_##T(int64 rows, int64 cols, T *out, const T *in) {               \
+    softmax_regs<T, Log, EPT, VEC, WARP>(rows, cols, out, in);                                \
+  }
+#define TP_SOFTMAX_REGS(op, Log, T, VEC)                                                      \
+  TP_SOFTMAX_FORM(op, Log, T, warp8, 8, VEC, true, vec, 128)                                  \
+  TP_SOFTMAX_FORM(op, Log, T, warp32, 32, VEC, true, vec, 128)                                \
+  TP_SOFTMAX_FORM(op, Log, T, block16, 16, VEC, false, vec, 512)                              \
+  TP_SOFTMAX_FORM(op, Log, T, warp8, 8, 1, true, scalar, 128)                                 \
+  TP_SOFTMAX_FORM(op, Log, T, warp32, 32, 1, true, scalar, 128)                               \
+  TP_SOFTMAX_FORM(op, Log, T, block16, 16, 1, false, scalar, 512)                             \
+  extern "C" __global__ void __launch_bounds__(512)                                           \
+      op##_long_##T(int64 rows, int64 cols, T *out, const T *in, int cached) {                \
+    softmax_long<T, Log>(rows, cols, out, in, cached);                                        \
   }
 #define TP_SOFTMAX(T, VEC)              \
   TP_SOFTMAX_REGS(softmax, false, T, VEC) \
