@@ -49,7 +49,7 @@ __device__ void norm_regs(int64 rows, int64 cols, T *out, const T *in, const T *
     row_stats<Centered, Warp, EPT, VEC>(v, g.t, g.G, cols, eps, mean, rstd);
 #pragma unroll
     for (int p = 0; p < EPT / VEC; ++p) {
-      const int64 c = (int64(p) * g.G + g.t) * VEC;
+      const int c = (p * g.G + g.t) * VEC;
       if (c >= cols) continue;
       Pack<T, VEC> k;
       if (w) k = load_pack<T, VEC>(w + c);
@@ -114,7 +114,7 @@ __device__ void norm_backward_regs(int64 rows, int64 cols, T *dx, typename Acc<T
     if (w) {
 #pragma unroll
       for (int p = 0; p < EPT / VEC; ++p) {
-        const int64 c = (int64(p) * g.G + g.t) * VEC;
+        const int c = (p * g.G + g.t) * VEC;
         if (c >= cols) continue;
         const Pack<T, VEC> k = load_pack<T, VEC>(w + c);
 #pragma unroll

@@ -69,7 +69,8 @@ template <bool Warp, typename Op, typename A> __device__ __forceinline__ A group
 // a pack as one 16-byte access (Note [Vectorised loads] in binary.cu): the host picks it only when every row
 // pointer is 16-byte aligned, i.e. the base pointers are and cols % VEC == 0, so a pack is either wholly inside
 // the row or wholly past its end. Slots past the end hold `fill` and must be masked by the caller (in_row).
-// Loops over the EPT slots are fully unrolled, so the arrays stay in registers.
+// Loops over the EPT slots are fully unrolled, so the arrays stay in registers. Column offsets are 32-bit
+// (register rows hold at most a few thousand elements), which saves ptxas a register pair per pack.
 // Aligned to its size, so a 16-byte pack is one ld.global.v4 / st.global.v4 (a VEC = 1 pack is one element).
 template <typename T, int VEC> struct alignas(sizeof(T) * VEC) Pack { T v[VEC]; };
 
@@ -90,8 +91,8 @@ template <typename T, int VEC> __device__ __forceinline__ void store_pack(T *p, 
 }
 
 // The column of slot j (j = p * VEC + i) of thread t when G threads share the row.
-template <int VEC> __device__ __forceinline__ int64 slot_col(int j, int t, int G) {
-  return (int64(j / VEC) * G + t) * VEC + j % VEC;
+template <int VEC> __device__ __forceinline__ int slot_col(int j, int t, int G) {
+  return ((j / VEC) * G + t) * VEC + j % VEC;
 }
 
 // v[j] = x[slot_col(j)] as A, or `fill` past the row's end.
@@ -99,7 +100,7 @@ template <int EPT, int VEC, typename T, typename A>
 __device__ __forceinline__ void load_row(A (&v)[EPT], const T *x, int64 cols, int t, int G, A fill) {
 #pragma unroll
   for (int p = 0; p < EPT / VEC; ++p) {
-    const int64 c = (int64(p) * G + t) * VEC;
+    const int c = (p * G + t) * VEC;
     if (c < cols) {
       const Pack<T, VEC> k = load_pack<T, VEC>(x + c);
 #pragma unroll
@@ -116,7 +117,7 @@ template <int EPT, int VEC, typename T, typename A>
 __device__ __forceinline__ void store_row(T *y, const A (&v)[EPT], int64 cols, int t, int G) {
 #pragma unroll
   for (int p = 0; p < EPT / VEC; ++p) {
-    const int64 c = (int64(p) * G + t) * VEC;
+    const int c = (p * G + t) * VEC;
     if (c < cols) {
       Pack<T, VEC> k;
 #pragma unroll
