@@ -54,7 +54,7 @@ def test_kernel_names_the_ops_request_exist():
             assert {f"{fn}_{form}_{t}" for form in ("contig", "scalar", "strided")} <= compare, (fn, t)
     assert {f"where_{form}_{t}" for form in ("contig", "strided") for t in ["bool"] + it + fl} <= compare
     soft = entries("softmax.cu")
-    assert {f"{p}softmax_{k}_{t}" for p in ("", "log_") for k in ("warp", "block") for t in fl} <= soft
+    assert {f"{p}softmax_{k}_{t}" for p in ("", "log_") for k in ("warp8_vec", "long") for t in fl} <= soft
 
 
 # ---- helpers -----------------------------------------------------------------------------------------------

@@ -1,10 +1,13 @@
 """softmax and log_softmax on the GPU (softmax.cu) against a float64 NumPy formula and the CPU op.
 
 Covered: every dim of 1-D..4-D inputs (the dim moved last by the host), non-contiguous inputs, each dtype
-(float16/bfloat16 accumulate in float32), dtype=, integer inputs refused as on the CPU, rows short enough for
-one warp (<= 1024), long rows on one block with the row cached in shared memory and longer rows that are not
-cached (float32: <= 8192 cached; float64: <= 4096), 0-d, size-0 and size-1 dims, rows with -inf (masked
-attention) and large values (no overflow). They need a GPU and skip elsewhere ("needs a CUDA device").
+(float16/bfloat16 accumulate in float32), dtype=, integer inputs refused as on the CPU, every form of Note
+[Softmax one read]: rows in registers on a warp (<= 256 and <= 1024 elements) or a block (<= 8192), with
+16-byte packs or single elements (odd lengths, rows that start off 16-byte alignment), and longer rows on
+softmax_long (cached in shared memory up to 46 KiB of float32/float64, re-read beyond), more rows than the
+grid, 0-d, size-0 and size-1 dims, rows with -inf (masked attention) and large values (no overflow), and the
+backward (a composite of mul, sub and sum in tpx's formula) against the CPU's gradients. They need a GPU and
+skip elsewhere ("needs a CUDA device").
 """
 
 import numpy as np
@@ -63,9 +66,9 @@ def test_every_dim_and_layout(shape, log):
 
 @pytest.mark.parametrize("log", [False, True])
 @pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16, tp.float32, tp.float64], ids=str)
-@pytest.mark.parametrize("cols", [1, 31, 1024, 1025, 4096, 8192, 8193, 20000])
+@pytest.mark.parametrize("cols", [1, 31, 256, 257, 1024, 1025, 4096, 8192, 8193, 11776, 11777, 20000])
 def test_row_lengths_and_dtypes(cols, dtype, log):
-    # a warp per row up to 1024; then a block per row, cached in shared memory while cols * sizeof(acc) <= 32K
+    # registers: warp8 <= 256, warp32 <= 1024, block16 <= 8192; then softmax_long, cached while <= 46 KiB
     x = sample((3, cols), dtype, seed=cols)
     g = check(x, -1, log, 2 * TOL[dtype])
     if not log:
@@ -116,3 +119,26 @@ def test_infinities_and_large_values():
     allneg = tp.full((2, 5), float("-inf"))  # a fully masked row: NaN, as on the CPU (and in PyTorch)
     np.testing.assert_array_equal(np_of(tp.softmax(allneg.to(DEV), 1)), np_of(tp.softmax(allneg, 1)))
     assert np.isnan(np_of(tp.softmax(allneg.to(DEV), 1))).all()
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_alignment_and_many_rows(log):
+    check(sample((5, 65), seed=10)[:, 1:], 1, log, 2e-6)  # rows start 4 bytes past 16-byte alignment
+    check(sample((5, 1031), seed=11), 1, log, 2e-6)  # odd length on block16: single elements
+    check(sample((40000, 8), tp.float16, seed=12), 1, log, 4e-3)  # more rows than the warp grid
+    check(sample((34000, 300), seed=13), 1, log, 2e-6)  # warp32, grid-strided
+    check(sample((140000, 40), tp.bfloat16, seed=14), 1, log, 3.2e-2)
+
+
+def test_backward_matches_cpu():
+    pytest.importorskip("tensorplay_tpx")
+    from tensorplay_tpx.autograd import grad
+
+    x, dy = sample((6, 300), seed=15), sample((6, 300), seed=16)
+    for log in (False, True):
+        grads = {}
+        for dev in ("cpu", DEV):
+            a = x.to(dev).requires_grad_(True)
+            (grads[dev],) = grad((op(log)(a, 1) * dy.to(dev)).sum(), [a])
+        assert grads[DEV].device.type == DEV
+        np.testing.assert_allclose(np_of(grads[DEV]), np_of(grads["cpu"]), rtol=1e-5, atol=1e-5)

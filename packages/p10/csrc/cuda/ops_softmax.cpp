@@ -5,19 +5,37 @@
 // (dtype= if given; floats only). The softmax dim is then moved last — a permuted view, made contiguous in the
 // result dtype when it is not already — so the kernels always see the rows of a [rows, cols] matrix; a
 // result computed in that permuted order is copied back into the output's own (contiguous) layout.
-// Rows of at most 1024 elements take one warp each; longer rows take one block each, with the row held in
-// shared memory when it fits in kRowCacheBytes.
+// The form per row length is chosen by launch_softmax_rows (Note [Softmax one read] in softmax.cu).
 #include <algorithm>
 
 #include "cuda/ops_common.h"
 #include "cuda/ops_meta.h"
+#include "cuda/rows.h"
 
 namespace tp::p10::cuda {
 
 namespace {
-constexpr int64_t kWarpRowMax = 1024;      // longest row one warp handles (32 elements per lane)
-constexpr int64_t kRowCacheBytes = 32768;  // a block's row cache: two blocks of 512 threads fit one SM's budget
-constexpr unsigned kBlockThreads = 512;
+// softmax_long's row cache: a block gets at most 48 KiB of shared memory without opting in, static (block_all's
+// totals) and dynamic together; 46 KiB leaves room, so float32 rows of 8193..11776 elements are read once.
+constexpr int64_t kRowCacheBytes = 46 * 1024;
+
+// The register forms (Note [Register rows], cuda/rows.h) up to kRegisterRowMax elements; softmax_long after,
+// with the row cached in shared memory when it fits in kRowCacheBytes.
+void launch_softmax_rows(int dev, const std::string &base, ScalarType ct, int64_t rows, int64_t cols,
+                         const Tensor &y, const Tensor &x) {
+  const Stream stream = stream_for(dev);
+  RowForm f = row_form(dev, rows, cols, rows_vec_ok(cols, x->itemsize(), {x.data_ptr(), y.data_ptr()}));
+  if (f.is_long) {
+    const int64_t acc_bytes = ct == ScalarType::Float64 ? 8 : 4;  // softmax.cu's Acc<T>
+    const bool cached = cols * acc_bytes <= kRowCacheBytes;
+    f.config.shared_bytes = cached ? unsigned(cols * acc_bytes) : 0u;
+    launch(kernel(dev, "softmax.cu", kname((base + f.suffix).c_str(), ct)), f.config, stream, rows, cols,
+           y.data_ptr(), x.data_ptr(), int(cached));
+    return;
+  }
+  launch(kernel(dev, "softmax.cu", kname((base + f.suffix).c_str(), ct)), f.config, stream, rows, cols,
+         y.data_ptr(), x.data_ptr());
+}
 
 template <bool Log>
 Tensor softmax_cuda(const char *op, const Operator &meta_op, const Tensor &self, int64_t dim,
@@ -46,22 +64,7 @@ Tensor softmax_cuda(const char *op, const Operator &meta_op, const Tensor &self,
   if (!x.is_contiguous() || x.dtype() != ct) x = contiguous_as(x, ct);
   const Tensor out_p = permuted(out);
   const Tensor y = out_p.is_contiguous() ? out_p : empty_tensor(x.sizes(), ct, device);
-  const Stream stream = stream_for(dev);
-  const int sms = properties(dev).multi_processor_count;
-  const std::string base = Log ? "log_softmax" : "softmax";
-  if (cols <= kWarpRowMax) {
-    const unsigned block = 128, rows_per_block = block / 32;
-    const unsigned grid = unsigned(std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block, int64_t(sms) * 16));
-    launch(kernel(dev, "softmax.cu", kname((base + "_warp").c_str(), ct)), LaunchConfig{grid, block, 0}, stream,
-           rows, cols, y.data_ptr(), x.data_ptr());
-  } else {
-    const int64_t acc_bytes = ct == ScalarType::Float64 ? 8 : 4;  // softmax.cu's Acc<T>
-    const bool cached = cols * acc_bytes <= kRowCacheBytes;
-    const unsigned grid = unsigned(std::min<int64_t>(rows, int64_t(sms) * 4));
-    launch(kernel(dev, "softmax.cu", kname((base + "_block").c_str(), ct)),
-           LaunchConfig{grid, kBlockThreads, cached ? unsigned(cols * acc_bytes) : 0u}, stream, rows, cols,
-           y.data_ptr(), x.data_ptr(), int(cached));
-  }
+  launch_softmax_rows(dev, Log ? "log_softmax" : "softmax", ct, rows, cols, y, x);
   if (y.impl() != out_p.impl()) device_copy(out_p, y);
   return out;
 }

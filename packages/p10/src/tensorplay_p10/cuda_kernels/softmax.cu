@@ -4,82 +4,63 @@
 // when it is not already) so that every kernel here sees rows. Per row, three steps over its elements:
 //   m = max x;  s = sum e^(x - m);  y = e^(x - m) / s   (log_softmax: y = x - m - log s).
 // Subtracting the max keeps e^ from overflowing; accumulation is in Acc<T> (float32 for float16/bfloat16 and
-// float32, float64 for float64), the result is stored as T. Two kernels:
-//   softmax_warp_<T> / log_softmax_warp_<T>:   one warp per row (cols <= 1024), 32-lane shuffles only;
-//   softmax_block_<T> / log_softmax_block_<T>: one block per row, warp shuffles then shared memory; when the
-//                                              host passes `cached` the row is read from global memory once,
-//                                              into dynamic shared memory (cols * sizeof(Acc) bytes), and the
-//                                              two later steps read it there.
+// float32, float64 for float64), the result is stored as T. Kernel names: <op>_<form>_<vec|scalar>_<T>:
+//   warp8, warp32: one warp per row, the row in registers (8 or 32 elements a lane: cols <= 256 or 1024);
+//   block16:       one block per row, the row in registers (16 elements a thread, blockDim.x <= 512, so
+//                  cols <= 8192) — Note [Register rows] in rows_common.cuh;
+//   vec / scalar:  16-byte packs (host-checked alignment) or single elements.
+// and <op>_long_<T> for longer rows: one block per row, the row cached in dynamic shared memory when the host
+// passes `cached` (cols * sizeof(Acc) bytes), read again from global memory otherwise.
+//
+// Note [Softmax one read]
+//   Softmax is bandwidth-bound: it must read the row once and write it once. The register forms load the row
+//   into registers with 16-byte loads and never touch memory again until the store; their only waits are the
+//   two reductions (max, sum). Many rows are in flight per SM (a warp per short row, one 64..1024-thread block
+//   per longer row), which hides the reductions' latency. softmax_long is the plain reference the others are
+//   tested against (test_cuda_softmax.py runs rows of every length through both paths).
 // Reductions end with every thread holding the result (xor shuffles), so the row's steps need no broadcast.
-#include "common.cuh"
+#include "rows_common.cuh"
 
-template <typename T> struct Acc { typedef float type; };
-template <> struct Acc<double> { typedef double type; };
-
-__device__ __forceinline__ float m_exp(float x) { return expf(x); }
-__device__ __forceinline__ double m_exp(double x) { return exp(x); }
-__device__ __forceinline__ float m_log(float x) { return logf(x); }
-__device__ __forceinline__ double m_log(double x) { return log(x); }
-__device__ __forceinline__ float neg_inf(float) { return -__int_as_float(0x7f800000); }
-__device__ __forceinline__ double neg_inf(double) { return -__longlong_as_double(0x7ff0000000000000ll); }
-
-struct MaxOp {
-  // A NaN is not carried by the max: it reaches the sum through e^(NaN - m), which makes the whole row NaN.
-  template <typename A> __device__ __forceinline__ A operator()(A a, A b) const { return a > b ? a : b; }
-};
-struct SumOp {
-  template <typename A> __device__ __forceinline__ A operator()(A a, A b) const { return a + b; }
-};
-
-// Every lane of the warp ends with the reduction of all 32 lanes' values.
-template <typename Op, typename A> __device__ __forceinline__ A warp_all(A v) {
-  const Op op;
-  for (int offset = 16; offset > 0; offset >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  return v;
-}
-
-// Every thread of the block (blockDim.x a multiple of 32) ends with the reduction of all threads' values; all
-// threads combine the warp totals in the same order, so they agree bit for bit.
-template <typename Op, typename A> __device__ __forceinline__ A block_all(A v) {
-  __shared__ A totals[32];
-  const Op op;
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
-  v = warp_all<Op>(v);
-  __syncthreads();  // the previous call's readers are done before this call writes
-  if (lane == 0) totals[warp] = v;
-  __syncthreads();
-  A r = totals[0];
-  for (int w = 1; w < nwarps; ++w) r = op(r, totals[w]);
-  return r;
-}
-
-template <typename T, bool Log>
-__device__ void softmax_warp(int64 rows, int64 cols, T *out, const T *in) {
+// The register forms (Note [Softmax one read]). Warp: a warp per row; otherwise a block per row.
+template <typename T, bool Log, int EPT, int VEC, bool Warp>
+__device__ void softmax_regs(int64 rows, int64 cols, T *out, const T *in) {
   typedef typename Acc<T>::type A;
-  const int lane = threadIdx.x & 31;
-  const int64 warps = blockDim.x >> 5;
-  // every lane of a warp has the same r, so the shuffles below always run on full warps
-  for (int64 r = int64(blockIdx.x) * warps + (threadIdx.x >> 5); r < rows; r += int64(gridDim.x) * warps) {
-    const T *x = in + r * cols;
-    T *y = out + r * cols;
-    A m = neg_inf(A(0));
-    for (int64 c = lane; c < cols; c += 32) m = MaxOp()(m, A(load(x[c])));
-    m = warp_all<MaxOp>(m);
+  const RowGroup<Warp> g;
+  for (int64 r = g.first; r < rows; r += g.step) {  // the whole group has the same r: reductions are uniform
+    A v[EPT];
+    load_row<EPT, VEC>(v, in + r * cols, cols, g.t, g.G, neg_inf(A(0)));
+    A m = v[0];
+#pragma unroll
+    for (int j = 1; j < EPT; ++j) m = MaxOp()(m, v[j]);
+    m = group_all<Warp, MaxOp>(m);
     A s = A(0);
-    for (int64 c = lane; c < cols; c += 32) s += m_exp(A(load(x[c])) - m);
-    s = warp_all<SumOp>(s);
+#pragma unroll
+    for (int j = 0; j < EPT; ++j) {
+      if (!in_row<VEC>(j, g.t, g.G, cols)) continue;  // padding slots: e^(-inf - m) is 0, but NaN when m = -inf
+      v[j] -= m;
+      if (Log) {
+        s += m_exp(v[j]);
+      } else {
+        v[j] = m_exp(v[j]);
+        s += v[j];
+      }
+    }
+    s = group_all<Warp, SumOp>(s);
     if (Log) {
       const A ls = m_log(s);
-      for (int64 c = lane; c < cols; c += 32) y[c] = store<T>(A(load(x[c])) - m - ls);
+#pragma unroll
+      for (int j = 0; j < EPT; ++j) v[j] -= ls;
     } else {
       const A inv = A(1) / s;
-      for (int64 c = lane; c < cols; c += 32) y[c] = store<T>(m_exp(A(load(x[c])) - m) * inv);
+#pragma unroll
+      for (int j = 0; j < EPT; ++j) v[j] *= inv;
     }
+    store_row<EPT, VEC>(out + r * cols, v, cols, g.t, g.G);
   }
 }
 
 template <typename T, bool Log>
-__device__ void softmax_block(int64 rows, int64 cols, T *out, const T *in, int cached) {
+__device__ void softmax_long(int64 rows, int64 cols, T *out, const T *in, int cached) {
   typedef typename Acc<T>::type A;
   extern __shared__ __align__(16) unsigned char dynamic_smem[];
   A *row = reinterpret_cast<A *>(dynamic_smem);
@@ -113,20 +94,28 @@ __device__ void softmax_block(int64 rows, int64 cols, T *out, const T *in, int c
   }
 }
 
-#define TP_SOFTMAX(T)                                                                                       \
-  extern "C" __global__ void softmax_warp_##T(int64 rows, int64 cols, T *out, const T *in) {                \
-    softmax_warp<T, false>(rows, cols, out, in);                                                            \
-  }                                                                                                         \
-  extern "C" __global__ void log_softmax_warp_##T(int64 rows, int64 cols, T *out, const T *in) {            \
-    softmax_warp<T, true>(rows, cols, out, in);                                                             \
-  }                                                                                                         \
-  extern "C" __global__ void softmax_block_##T(int64 rows, int64 cols, T *out, const T *in, int cached) {   \
-    softmax_block<T, false>(rows, cols, out, in, cached);                                                   \
-  }                                                                                                         \
-  extern "C" __global__ void log_softmax_block_##T(int64 rows, int64 cols, T *out, const T *in, int cached) { \
-    softmax_block<T, true>(rows, cols, out, in, cached);                                                    \
+// 16-byte packs: 8 float16/bfloat16, 4 float32, 2 float64. BOUNDS: the block form's thread cap (cuda/rows.h,
+// Note [Row kernel registers] in norm.cu).
+#define TP_SOFTMAX_FORM(op, Log, T, form, EPT, VEC, WARP, pack, BOUNDS)                         \
+  extern "C" __global__ void __launch_bounds__(BOUNDS)                                        \
+      op##_##form##_##pack##_##T(int64 rows, int64 cols, T *out, const T *in) {               \
+    softmax_regs<T, Log, EPT, VEC, WARP>(rows, cols, out, in);                                \
   }
-TP_SOFTMAX(float16)
-TP_SOFTMAX(bfloat16)
-TP_SOFTMAX(float32)
-TP_SOFTMAX(float64)
+#define TP_SOFTMAX_REGS(op, Log, T, VEC)                                                      \
+  TP_SOFTMAX_FORM(op, Log, T, warp8, 8, VEC, true, vec, 128)                                  \
+  TP_SOFTMAX_FORM(op, Log, T, warp32, 32, VEC, true, vec, 128)                                \
+  TP_SOFTMAX_FORM(op, Log, T, block16, 16, VEC, false, vec, 512)                              \
+  TP_SOFTMAX_FORM(op, Log, T, warp8, 8, 1, true, scalar, 128)                                 \
+  TP_SOFTMAX_FORM(op, Log, T, warp32, 32, 1, true, scalar, 128)                               \
+  TP_SOFTMAX_FORM(op, Log, T, block16, 16, 1, false, scalar, 512)                             \
+  extern "C" __global__ void __launch_bounds__(512)                                           \
+      op##_long_##T(int64 rows, int64 cols, T *out, const T *in, int cached) {                \
+    softmax_long<T, Log>(rows, cols, out, in, cached);                                        \
+  }
+#define TP_SOFTMAX(T, VEC)              \
+  TP_SOFTMAX_REGS(softmax, false, T, VEC) \
+  TP_SOFTMAX_REGS(log_softmax, true, T, VEC)
+TP_SOFTMAX(float16, 8)
+TP_SOFTMAX(bfloat16, 8)
+TP_SOFTMAX(float32, 4)
+TP_SOFTMAX(float64, 2)
