@@ -284,7 +284,7 @@ def _embedding(ctx, grad):
     if ctx.scale_grad_by_freq:
         counts = tp.bincount(idx, minlength=ctx.weight_shape[0])
         g = g / counts[idx].unsqueeze(1)
-    return tp.zeros(ctx.weight_shape, dtype=grad.dtype).index_add(0, idx, g), None
+    return tp.zeros(ctx.weight_shape, dtype=grad.dtype, device=grad.device).index_add(0, idx, g), None
 
 
 # ---- embedding_bag -----------------------------------------------------------------------------------------
@@ -302,7 +302,9 @@ def _embedding_bag(ctx, grad, *_unused):
         if ctx.needs_input_grad["weight"]:
             taken = (max_indices >= 0).to(grad.dtype)
             rows = max_indices.clamp(min=0)
-            gw = tp.zeros(num, grad.shape[1], dtype=grad.dtype).scatter_add(0, rows, grad * taken)
+            gw = tp.zeros(num, grad.shape[1], dtype=grad.dtype, device=grad.device).scatter_add(
+                0, rows, grad * taken
+            )
         return gw, None, None, None
     # sum / mean: row indices[i] (times its weight, over the bag size) went into bag offset2bag[i]
     used = (offset2bag >= 0) & (indices != ctx.padding_idx) if ctx.padding_idx >= 0 else offset2bag >= 0
@@ -314,10 +316,10 @@ def _embedding_bag(ctx, grad, *_unused):
     if ctx.needs_input_grad["weight"]:
         scaled = per_row if psw is None else per_row * psw.unsqueeze(1)
         if ctx.scale_grad_by_freq:  # each row's gradient divided by how often its index occurs
-            ones = tp.ones(indices.shape, dtype=grad.dtype)
-            freq = tp.zeros(num, dtype=grad.dtype).index_add(0, indices, ones)
+            ones = tp.ones(indices.shape, dtype=grad.dtype, device=grad.device)
+            freq = tp.zeros(num, dtype=grad.dtype, device=grad.device).index_add(0, indices, ones)
             scaled = scaled / freq.index_select(0, indices).unsqueeze(1)
-        gw = tp.zeros(num, grad.shape[1], dtype=grad.dtype).index_add(0, indices, scaled)
+        gw = tp.zeros(num, grad.shape[1], dtype=grad.dtype, device=grad.device).index_add(0, indices, scaled)
     if psw is not None and ctx.needs_input_grad["per_sample_weights"]:
         gpsw = (per_row * ctx.weight.index_select(0, indices)).sum(1)
     return gw, None, None, gpsw

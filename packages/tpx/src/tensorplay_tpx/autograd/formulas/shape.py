@@ -14,7 +14,7 @@ from . import derivative, nondifferentiable
 
 
 def _zeros(shape, grad: tp.Tensor) -> tp.Tensor:
-    return tp.zeros(shape, dtype=grad.dtype)
+    return tp.zeros(shape, dtype=grad.dtype, device=grad.device)
 
 
 # ---- views
@@ -131,7 +131,7 @@ def _unfold(ctx, grad):
     n_windows = grad.shape[d]
     g = _zeros(shape, grad)
     for k in range(ctx.size):
-        idx = tp.arange(n_windows) * ctx.step + k
+        idx = tp.arange(n_windows, device=grad.device) * ctx.step + k
         g = g.index_add(d, idx, grad.select(-1, k))
     return g
 
@@ -154,11 +154,13 @@ def _as_strided(ctx, grad):
     n = 1 + max(
         _last_position(in_shape, in_stride, in_offset), _last_position(ctx.size, ctx.stride, out_offset), 0
     )
-    positions = tp.arange(n)
+    positions = tp.arange(n, device=grad.device)
     out_pos = positions.as_strided(ctx.size, ctx.stride, out_offset).reshape(-1)
-    flat = tp.zeros(n, dtype=grad.dtype).index_add(0, out_pos, grad.reshape(-1))
+    flat = tp.zeros(n, dtype=grad.dtype, device=grad.device).index_add(0, out_pos, grad.reshape(-1))
     in_pos = positions.as_strided(in_shape, in_stride, in_offset).reshape(-1)
-    count = tp.zeros(n, dtype=grad.dtype).index_add(0, in_pos, tp.ones(in_pos.shape, dtype=grad.dtype))
+    count = tp.zeros(n, dtype=grad.dtype, device=grad.device).index_add(
+        0, in_pos, tp.ones(in_pos.shape, dtype=grad.dtype, device=grad.device)
+    )
     return (flat / count.clamp(min=1)).index_select(0, in_pos).reshape(in_shape)
 
 
@@ -226,7 +228,7 @@ def _cat(ctx, grad):
             out.append(None)
             continue
         if len(s) == 1 and s[0] == 0 and len(ref) != 1:  # legacy empty 1-D inputs are skipped by cat
-            out.append(tp.zeros(s, dtype=grad.dtype))
+            out.append(tp.zeros(s, dtype=grad.dtype, device=grad.device))
             continue
         out.append(grad.narrow(d, start, s[d]))
         start += s[d]
@@ -344,7 +346,9 @@ def _scatter_value(ctx, grad):
     if ctx.reduce == "add":
         return grad, None
     if ctx.reduce == "multiply":  # out = self * value ** (how many indices hit that element)
-        hits = tp.zeros_like(grad).scatter_add(ctx.dim, ctx.index, tp.ones(ctx.index.shape, dtype=grad.dtype))
+        hits = tp.zeros_like(grad).scatter_add(
+            ctx.dim, ctx.index, tp.ones(ctx.index.shape, dtype=grad.dtype, device=grad.device)
+        )
         return grad * tp.pow(tp.full_like(grad, float(ctx.value)), hits), None
     return grad.scatter(ctx.dim, ctx.index, 0), None
 
@@ -382,8 +386,10 @@ def _scatter_reduce(ctx, grad):
     gsrc = grad.gather(ctx.dim, ctx.index)
     gself = grad if ctx.include_self else grad.scatter(ctx.dim, ctx.index, 0)
     if ctx.reduce == "mean":  # each output was divided by how many values met there (self included or not)
-        ones = tp.ones(ctx.index.shape, dtype=grad.dtype)
-        counts = tp.zeros(ctx.self_shape, dtype=grad.dtype).scatter_add(ctx.dim, ctx.index, ones)
+        ones = tp.ones(ctx.index.shape, dtype=grad.dtype, device=grad.device)
+        counts = tp.zeros(ctx.self_shape, dtype=grad.dtype, device=grad.device).scatter_add(
+            ctx.dim, ctx.index, ones
+        )
         counts = counts + 1 if ctx.include_self else counts.clamp(min=1)
         gself = gself / counts
         gsrc = gsrc / counts.gather(ctx.dim, ctx.index)
@@ -397,11 +403,11 @@ def _repeat_interleave(ctx, grad):
         n = 1
         for s_ in shape:
             n *= s_
-        idx = tp.arange(n).repeat_interleave(ctx.repeats)
-        return tp.zeros(n, dtype=grad.dtype).index_add(0, idx, grad).reshape(shape), None
+        idx = tp.arange(n, device=grad.device).repeat_interleave(ctx.repeats)
+        return tp.zeros(n, dtype=grad.dtype, device=grad.device).index_add(0, idx, grad).reshape(shape), None
     d = ctx.dim % len(shape)
-    idx = tp.arange(shape[d]).repeat_interleave(ctx.repeats)
-    return tp.zeros(shape, dtype=grad.dtype).index_add(d, idx, grad), None
+    idx = tp.arange(shape[d], device=grad.device).repeat_interleave(ctx.repeats)
+    return tp.zeros(shape, dtype=grad.dtype, device=grad.device).index_add(d, idx, grad), None
 
 
 @derivative("index_add_", save=("index",))
@@ -437,7 +443,9 @@ def _masked_scatter(ctx, grad):
         n = 1
         for s in ctx.source_shape:
             n *= s
-        gsrc = tp.cat([picked, tp.zeros(n - picked.numel(), dtype=grad.dtype)]).reshape(ctx.source_shape)
+        gsrc = tp.cat([picked, tp.zeros(n - picked.numel(), dtype=grad.dtype, device=grad.device)]).reshape(
+            ctx.source_shape
+        )
     return gs, None, gsrc
 
 
