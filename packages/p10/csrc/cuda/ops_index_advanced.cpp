@@ -137,7 +137,8 @@ static Tensor index_put_(const Tensor &self, std::vector<Tensor> indices, const 
 
 static Tensor masked_fill_(const Tensor &self, const Tensor &mask, const Tensor &value) {
   call_op<Tensor>(TP_OP("masked_fill_.Tensor"), meta_like(self), meta_like(mask), meta_like(value));
-  const int dev = common_device("masked_fill_", {self, mask, value}, true);
+  const int dev = common_device("masked_fill_", {self, mask}, false);  // the mask is read on the device
+  common_device("masked_fill_", {self, value}, true);                   // the value may be a CPU number
   DeviceGuard guard(dev);
   check_real("masked_fill_", self.dtype());
   self.bump_version();
