@@ -1,8 +1,8 @@
-"""The kernels of the indexing, join, rearrange and factory families compile through NVRTC (no GPU needed),
+"""The kernels of the indexing, join, rearrange, factory and embedding_bag families compile through NVRTC (no GPU needed),
 and every kernel name their C++ ops request is an entry point of the PTX.
 
 Runs in CI. The names: csrc/cuda/ops_index.cpp, ops_index_advanced.cpp, index_common.cpp, ops_join.cpp,
-ops_rearrange.cpp and ops_factory.cpp build <kind>_b<bytes> (kinds that only move elements), <kind>_<dtype>
+ops_rearrange.cpp, ops_factory.cpp and ops_embedding.cpp build <kind>_b<bytes> (kinds that only move elements), <kind>_<dtype>
 (kinds that compute) and a few fixed names; the fixed names written as literals in the C++ are also read from
 the sources, so a renamed kernel fails here rather than on a GPU.
 """
@@ -16,7 +16,7 @@ from tensorplay_p10.cuda import _compiler
 
 REAL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 CSRC = Path(__file__).resolve().parents[1] / "csrc" / "cuda"
-FILES = ["index.cu", "join.cu", "rearrange.cu", "factory.cu"]
+FILES = ["index.cu", "join.cu", "rearrange.cu", "factory.cu", "embedding.cu"]
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +53,8 @@ def test_join_rearrange_factory_kernels(entries):
     f = entries["factory.cu"]
     assert {f"{kind}_{t}" for kind in ("arange", "linspace", "logspace") for t in REAL if t != "bool"} <= f
     assert {f"eye_b{n}" for n in (1, 2, 4, 8)} <= f
+    e = entries["embedding.cu"]
+    assert {"embedding_bag_check", "embedding_bag_offset2bag"} | {f"embedding_bag_{t}" for t in REAL[6:]} <= e
 
 
 def test_literal_kernel_names_in_the_sources_exist(entries):

@@ -32,6 +32,13 @@ void IndexErrorFlag::raise_if_set(const char *op, const std::vector<int64_t> &di
            dims[size_t(k)], " with size ", sizes[size_t(k)]);
 }
 
+bool IndexErrorFlag::any_set() const {
+  const std::vector<int64_t> h = read_int64(buf_, 2 * slots_);
+  for (int k = 0; k < slots_; ++k)
+    if (h[size_t(2 * k)]) return true;
+  return false;
+}
+
 std::optional<int64_t> IndexErrorFlag::value() const {
   const std::vector<int64_t> h = read_int64(buf_, 2);
   return h[0] ? std::optional<int64_t>(h[1]) : std::nullopt;

@@ -25,6 +25,8 @@ class IndexErrorFlag {
   // IndexError "<op>(): index <v> is out of bounds for dimension <dims[k]> with size <sizes[k]>".
   void raise_if_set(const char *op, const std::vector<int64_t> &dims, const std::vector<int64_t> &sizes) const;
   void raise_if_set(const char *op, int64_t dim, int64_t size) const { raise_if_set(op, {dim}, {size}); }
+  // Whether any slot is set (reads them back).
+  bool any_set() const;
   // The recorded value of slot 0, if any (for errors other than IndexError).
   std::optional<int64_t> value() const;
 
