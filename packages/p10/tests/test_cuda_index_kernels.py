@@ -1,10 +1,10 @@
-"""The kernels of the indexing, join, rearrange, factory and embedding_bag families compile through NVRTC (no GPU needed),
-and every kernel name their C++ ops request is an entry point of the PTX.
+"""The kernels of the indexing, join, rearrange, factory and embedding_bag families compile through NVRTC
+(no GPU needed), and every kernel name their C++ ops request is an entry point of the PTX.
 
 Runs in CI. The names: csrc/cuda/ops_index.cpp, ops_index_advanced.cpp, index_common.cpp, ops_join.cpp,
-ops_rearrange.cpp, ops_factory.cpp and ops_embedding.cpp build <kind>_b<bytes> (kinds that only move elements), <kind>_<dtype>
-(kinds that compute) and a few fixed names; the fixed names written as literals in the C++ are also read from
-the sources, so a renamed kernel fails here rather than on a GPU.
+ops_rearrange.cpp, ops_factory.cpp and ops_embedding.cpp build <kind>_b<bytes> (kinds that only move
+elements), <kind>_<dtype> (kinds that compute) and a few fixed names; the fixed names written as literals in
+the C++ are also read from the sources, so a renamed kernel fails here rather than on a GPU.
 """
 
 import re
