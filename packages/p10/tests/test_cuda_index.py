@@ -241,6 +241,11 @@ def test_index_select(dtype):
         tp.index_select(xt, 1, idx),
         np.take(np_of(xt), [0, 2, 1], axis=1),
     )
+    a, b = sample((7, 8), dtype, 3), sample((9, 5), dtype, 4)
+    i = tp.tensor([0, 5, 5, 1, 4])
+    for rows, rows_dev in ((a, a.to(DEV)), (a[1:], a.to(DEV)[1:]), (b[2:], b.to(DEV)[2:])):
+        # whole rows: 16-byte units where rows and pointers allow, narrower ones where they do not
+        same(tp.index_select(rows_dev, 0, i.to(DEV)), tp.index_select(rows, 0, i), np_of(rows)[i.numpy()])
     s = tp.tensor(3.0)  # 0-d self
     same(tp.index_select(s.to(DEV), 0, tp.tensor([0]).to(DEV)), tp.index_select(s, 0, tp.tensor([0])))
 

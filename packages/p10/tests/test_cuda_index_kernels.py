@@ -35,7 +35,7 @@ def entries() -> dict[str, set[str]]:
 
 def test_index_kernels(entries):
     k = entries["index.cu"]
-    assert {f"{kind}_b{n}" for kind in ("gather", "masked_fill") for n in (1, 2, 4, 8, 16)} <= k
+    assert {f"{kind}_b{n}" for kind in ("gather", "masked_fill", "select_rows") for n in (1, 2, 4, 8, 16)} <= k
     assert {f"{kind}_{t}" for kind in ("scatter", "scatter_mean") for t in REAL} <= k
     assert {
         "index_offsets",

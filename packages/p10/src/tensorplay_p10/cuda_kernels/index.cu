@@ -54,6 +54,31 @@ TP_GATHER(4, uint32)
 TP_GATHER(8, uint64)
 TP_GATHER(16, uint128)
 
+// ---- index_select of whole rows: a contiguous self viewed as [outer, size, inner] -------------------------
+// out[o, j, :] = src[o, index[j], :], moved in units of U bytes (the host picks the widest U dividing a row
+// and both pointers, so embedding rows travel as 16-byte loads and stores). n, inner: counts of units.
+template <typename T>
+__device__ void select_rows(int64 n, int64 inner, int64 nidx, int64 size, T *out, const T *src, const int64 *index,
+                            int64 index_stride, uint64 *err) {
+  TP_GRID_STRIDE(i, n) {
+    const int64 r = i / inner, c = i - r * inner;  // r = o * nidx + j
+    const int64 o = r / nidx, j = r - o * nidx;
+    int64 k = index[j * index_stride];
+    if (valid_index(k, size, 1, err)) out[i] = src[(o * size + k) * inner + c];
+  }
+}
+#define TP_SELECT_ROWS(N, T)                                                                                \
+  extern "C" __global__ void select_rows_b##N(int64 n, int64 inner, int64 nidx, int64 size, T *out,        \
+                                              const T *src, const int64 *index, int64 index_stride,         \
+                                              uint64 *err) {                                                \
+    select_rows(n, inner, nidx, size, out, src, index, index_stride, err);                                  \
+  }
+TP_SELECT_ROWS(1, uint8)
+TP_SELECT_ROWS(2, uint16)
+TP_SELECT_ROWS(4, uint32)
+TP_SELECT_ROWS(8, uint64)
+TP_SELECT_ROWS(16, uint128)
+
 // ---- atomics: one read-modify-write of any element type ----------------------------------------------------
 // Note [Atomic updates]
 //   Repeated indices make scatter's writes collide, so every combining write is atomic. f(old) -> new runs in a
