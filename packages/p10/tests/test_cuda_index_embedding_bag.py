@@ -1,10 +1,11 @@
-"""_embedding_bag on the GPU (csrc/cuda/ops_embedding.cpp, embedding.cu) through tp.embedding_bag and the op
-itself, against the CPU op and a NumPy loop over bags.
+"""_embedding_bag and embedding_renorm_ on the GPU (csrc/cuda/ops_embedding.cpp, embedding.cu) through
+tp.embedding_bag and the ops themselves, against the CPU op and NumPy (a loop over bags; row norms).
 
 Covered: modes sum / mean / max, per_sample_weights, padding_idx, empty bags, include_last_offset, 2-D input
 (fixed bags, offsets from the CUDA arange), a transposed weight, float16 / bfloat16 / float64 weights, the
 extra outputs (offset2bag, bag_size, max_indices), the data errors found on the device and raised with the
-CPU's messages (Note [Bag checks on the device]), and the weight gradient against the CPU's.
+CPU's messages (Note [Bag checks on the device]), the weight gradient against the CPU's, and max_norm
+(embedding_renorm_ with norm types 1, 2, inf and 3; repeated rows scaled once).
 TP_CUDA_TEST_DEVICE=cpu runs the checks on the CPU alone.
 """
 
@@ -107,3 +108,28 @@ def test_weight_gradient_matches_the_cpu():
         out = tp.embedding_bag(idx.to(dev), wd, off.to(dev), mode="mean")
         grads.append(autograd.grad((out * out).sum(), [wd])[0])
     close(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("norm_type", [1.0, 2.0, float("inf"), 3.0])
+@pytest.mark.parametrize("dtype", [tp.bfloat16, tp.float32, tp.float64], ids=str)
+def test_embedding_renorm(dtype, norm_type):
+    rng = np.random.default_rng(3)
+    w = tp.from_numpy(rng.standard_normal((8, 300)) * 2).to(dtype)
+    idx = tp.tensor([5, 1, 5, 7, 1])
+    want = np_of(w).astype(np.float64)
+    for r in {5, 1, 7}:
+        norm = np.linalg.norm(want[r], ord=norm_type)
+        if norm > 1.5:
+            want[r] *= 1.5 / (norm + 1e-7)
+    got, cpu = w.clone().to(DEV), w.clone()
+    tp.ops.embedding_renorm_(got, idx.to(DEV), 1.5, norm_type)
+    tp.ops.embedding_renorm_(cpu, idx, 1.5, norm_type)
+    close(got, cpu, want, 2 * TOL[dtype] if dtype is not tp.float32 else 1e-5)
+    with pytest.raises(IndexError, match="index 8 is out of bounds"):
+        tp.ops.embedding_renorm_(w.clone().to(DEV), tp.tensor([8]).to(DEV), 1.0, 2.0)
+    x = tp.tensor([[1, 5], [7, 7]])
+    close(
+        tp.embedding_bag(x.to(DEV), w.clone().to(DEV), mode="sum", max_norm=1.5),
+        tp.embedding_bag(x, w.clone(), mode="sum", max_norm=1.5),
+        tol=4 * TOL[dtype] if dtype is not tp.float32 else 1e-5,
+    )

@@ -35,7 +35,9 @@ def entries() -> dict[str, set[str]]:
 
 def test_index_kernels(entries):
     k = entries["index.cu"]
-    assert {f"{kind}_b{n}" for kind in ("gather", "masked_fill", "select_rows") for n in (1, 2, 4, 8, 16)} <= k
+    assert {
+        f"{kind}_b{n}" for kind in ("gather", "masked_fill", "select_rows") for n in (1, 2, 4, 8, 16)
+    } <= k
     assert {f"{kind}_{t}" for kind in ("scatter", "scatter_mean") for t in REAL} <= k
     assert {
         "index_offsets",
@@ -54,7 +56,8 @@ def test_join_rearrange_factory_kernels(entries):
     assert {f"{kind}_{t}" for kind in ("arange", "linspace", "logspace") for t in REAL if t != "bool"} <= f
     assert {f"eye_b{n}" for n in (1, 2, 4, 8)} <= f
     e = entries["embedding.cu"]
-    assert {"embedding_bag_check", "embedding_bag_offset2bag"} | {f"embedding_bag_{t}" for t in REAL[6:]} <= e
+    assert {"embedding_bag_check", "embedding_bag_offset2bag", "embedding_renorm_mark"} <= e
+    assert {f"{kind}_{t}" for kind in ("embedding_bag", "embedding_renorm") for t in REAL[6:]} <= e
 
 
 def test_literal_kernel_names_in_the_sources_exist(entries):

@@ -1,10 +1,10 @@
-// ops_embedding.cpp — the CUDA kernel for _embedding_bag (sum, mean and max bags; per_sample_weights,
-// padding_idx, include_last_offset), the op under torch.nn.functional.embedding_bag.
+// ops_embedding.cpp — the CUDA kernels for _embedding_bag (sum, mean and max bags; per_sample_weights,
+// padding_idx, include_last_offset), the op under torch.nn.functional.embedding_bag, and embedding_renorm_.
 //
 // Where it sits: the CUDA twin of _embedding_bag in kernels/embedding_bag.cpp; the arithmetic is embedding.cu.
 // embedding itself is a Composite (index_select, ops_index.cpp) and its gradient is index_add (ops_index.cpp);
-// _embedding_bag's gradient is index_select / index_add / scatter_add, all on CUDA. embedding_renorm_
-// (max_norm) has no CUDA kernel yet: it raises NotImplementedError on a GPU.
+// _embedding_bag's gradient is index_select / index_add / scatter_add, all on CUDA. embedding_renorm_ (the
+// max_norm of embedding and embedding_bag) is here too.
 //
 // Note [Bag checks on the device]
 //   The CPU op's argument checks (ranks, dtypes, mode, per_sample_weights) run on meta copies. The checks of
@@ -80,6 +80,35 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
   return {out, offset2bag, bag_size, max_indices};
 }
 
-TP_LIBRARY(cuda_embedding) { TP_IMPL(lib, "_embedding_bag", CUDA, embedding_bag); }
+// max_norm: rows picked by `indices` whose norm_type-norm exceeds max_norm are scaled to it, in place (each row
+// once however often picked). Marking first, so a bad index raises before any row changes, as on the CPU.
+static Tensor embedding_renorm_(const Tensor &self, const Tensor &indices, double max_norm, double norm_type) {
+  call_op<Tensor>(TP_OP("embedding_renorm_"), meta_like(self), meta_like(indices), max_norm, norm_type);
+  const int dev = common_device("embedding_renorm_", {self, indices}, false);
+  DeviceGuard guard(dev);
+  self.bump_version();
+  const int64_t n = indices.numel(), num = self.size(0), D = self.size(1);
+  if (n == 0) return self;
+  const Device device{DeviceType::CUDA, int8_t(dev)};
+  const Tensor marked = call_op<Tensor>(TP_OP("full"), Shape{num}, Scalar(int64_t(0)),
+                                        std::optional<ScalarType>(ScalarType::Int32), std::optional<Device>(device));
+  const Tensor idx = contiguous_as(indices, ScalarType::Int64);
+  const Stream s = stream_for(dev);
+  IndexErrorFlag err(dev);
+  launch(kernel(dev, "embedding.cu", "embedding_renorm_mark"), elementwise_config(dev, n), s, n, idx.data_ptr(), num,
+         marked.data_ptr(), err.ptr());
+  if (const auto bad = err.value())
+    fail(ErrorKind::Index, "embedding_renorm_: index ", *bad, " is out of bounds for dim 0 with size ", num);
+  const unsigned block = unsigned(std::clamp<int64_t>((D + 31) / 32 * 32, 32, 256));
+  const unsigned grid = unsigned(std::min<int64_t>(num, int64_t(properties(dev).multi_processor_count) * 8));
+  launch(kernel(dev, "embedding.cu", kname("embedding_renorm", self.dtype())), LaunchConfig{grid, block, 0}, s, num, D,
+         self.data_ptr(), self.stride(0), self.stride(1), marked.data_ptr(), max_norm, norm_type);
+  return self;
+}
+
+TP_LIBRARY(cuda_embedding) {
+  TP_IMPL(lib, "_embedding_bag", CUDA, embedding_bag);
+  TP_IMPL(lib, "embedding_renorm_", CUDA, embedding_renorm_);
+}
 
 }  // namespace tp::p10::cuda

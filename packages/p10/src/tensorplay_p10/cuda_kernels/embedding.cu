@@ -1,4 +1,5 @@
-// embedding.cu — _embedding_bag on the GPU: sums, means or maxima of bags of embedding rows.
+// embedding.cu — _embedding_bag on the GPU (sums, means or maxima of bags of embedding rows) and
+// embedding_renorm_ (max_norm).
 //
 // Where it sits: launched by csrc/cuda/ops_embedding.cpp; the semantics are Note [Bags] in
 // kernels/embedding_bag.cpp (padding rows skipped and not counted, empty bags give zeros, max_indices -1 for an
@@ -7,7 +8,8 @@
 //                         (Note [Device index checks] in index.cu; the host explains it, see ops_embedding.cpp);
 //   embedding_bag_offset2bag: the bag of each index (-1 for indices after the last offset);
 //   embedding_bag_<T>:   one block per bag, threads across the embedding dim, rows read with the weight's
-//                        strides.
+//                        strides;
+//   embedding_renorm_mark / embedding_renorm_<T>: see below.
 #include "common.cuh"
 
 typedef unsigned long long uint64;
@@ -88,3 +90,72 @@ TP_EMBEDDING_BAG(float16)
 TP_EMBEDDING_BAG(bfloat16)
 TP_EMBEDDING_BAG(float32)
 TP_EMBEDDING_BAG(float64)
+
+// ---- embedding_renorm_ (max_norm) --------------------------------------------------------------------------
+// Pass 1 marks each row an index picks (a row picked twice is still scaled once); pass 2 gives each marked row
+// a block, which takes its norm_type-norm (1, 2, inf or any p; float32 for 16-bit rows) and, where it exceeds
+// max_norm, scales the row by max_norm / (norm + 1e-7) (PyTorch's formula).
+extern "C" __global__ void embedding_renorm_mark(int64 n, const int64 *idx, int64 num, int *marked, uint64 *err) {
+  TP_GRID_STRIDE(i, n) {
+    if (idx[i] < 0 || idx[i] >= num) record(err, idx[i]);
+    else marked[idx[i]] = 1;
+  }
+}
+
+template <typename A> __device__ __forceinline__ A block_reduce(A v, bool is_max) {
+  __shared__ A partial[32];
+  __shared__ A result;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
+  for (int o = 16; o > 0; o >>= 1) {
+    const A y = __shfl_down_sync(0xffffffffu, v, o);
+    v = is_max ? (y > v ? y : v) : v + y;
+  }
+  __syncthreads();  // a previous call's readers of `result` are done
+  if (lane == 0) partial[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < nwarps ? partial[lane] : A(0);
+    for (int o = 16; o > 0; o >>= 1) {
+      const A y = __shfl_down_sync(0xffffffffu, v, o);
+      v = is_max ? (y > v ? y : v) : v + y;
+    }
+    if (lane == 0) result = v;
+  }
+  __syncthreads();
+  return result;
+}
+
+template <typename T>
+__device__ void embedding_renorm(int64 num, int64 D, T *w, int64 rs, int64 cs, const int *marked, double max_norm,
+                                 double norm_type) {
+  typedef typename OpMath<T>::type M;
+  const bool is_max = norm_type == 1.0 / 0.0;
+  for (int64 r = blockIdx.x; r < num; r += gridDim.x) {
+    if (!marked[r]) continue;  // the whole block skips together
+    T *row = w + r * rs;
+    M acc = M(0);
+    for (int64 d = threadIdx.x; d < D; d += blockDim.x) {
+      const M a = fabs(load(row[d * cs]));
+      if (norm_type == 1.0) acc += a;
+      else if (norm_type == 2.0) acc += a * a;
+      else if (is_max) acc = a > acc ? a : acc;
+      else acc += M(pow(a, M(norm_type)));
+    }
+    M norm = block_reduce<M>(acc, is_max);
+    if (norm_type == 2.0) norm = sqrt(norm);
+    else if (norm_type != 1.0 && !is_max) norm = M(pow(norm, M(1.0 / norm_type)));
+    if (norm > M(max_norm)) {
+      const M scale = M(max_norm) / (norm + M(1e-7));
+      for (int64 d = threadIdx.x; d < D; d += blockDim.x) row[d * cs] = store<T>(load(row[d * cs]) * scale);
+    }
+  }
+}
+#define TP_EMBEDDING_RENORM(T)                                                                              \
+  extern "C" __global__ void embedding_renorm_##T(int64 num, int64 D, T *w, int64 rs, int64 cs, const int *marked, \
+                                                  double max_norm, double norm_type) {                      \
+    embedding_renorm(num, D, w, rs, cs, marked, max_norm, norm_type);                                       \
+  }
+TP_EMBEDDING_RENORM(float16)
+TP_EMBEDDING_RENORM(bfloat16)
+TP_EMBEDDING_RENORM(float32)
+TP_EMBEDDING_RENORM(float64)
