@@ -43,8 +43,11 @@ static Tensor one_hot(const Tensor &self, int64_t num_classes) {
   } else if (self.numel() == 0) {
     TP_CHECK(num_classes > 0, Runtime, "Can not infer total number of classes from empty tensor.");
   } else {
-    const int64_t lo = call_op<Tensor>(TP_OP("min"), self).data<int64_t>()[0];
-    const int64_t hi = call_op<Tensor>(TP_OP("max"), self).data<int64_t>()[0];
+    auto on_host = [](const Tensor &t) {  // a GPU's min/max is read on the host
+      return call_op<Tensor>(TP_OP("to"), t, std::optional<ScalarType>(), std::optional<Device>(Device{}), false);
+    };
+    const int64_t lo = on_host(call_op<Tensor>(TP_OP("min"), self)).data<int64_t>()[0];
+    const int64_t hi = on_host(call_op<Tensor>(TP_OP("max"), self)).data<int64_t>()[0];
     TP_CHECK(lo >= 0, Runtime, "Class values must be non-negative.");
     if (num_classes == -1) num_classes = hi + 1;
     TP_CHECK(hi < num_classes, Runtime, "Class values must be smaller than num_classes.");

@@ -6,9 +6,14 @@
 namespace tp::p10 {
 
 Tensor cast_to(const Tensor &t, ScalarType dtype);
+namespace cuda {  // an index on a GPU is checked there (cuda/index_common.h)
+void check_index_range_cuda(const Tensor &index, int64_t size, int64_t dim, const char *op, bool allow_negative);
+Tensor wrap_negative_cuda(const Tensor &index, int64_t size, const char *op, int64_t dim);
+}  // namespace cuda
 
 void check_index_range(const Tensor &index, int64_t size, int64_t dim, const char *op, bool allow_negative) {
   if (index.numel() == 0 || index.device().is_meta()) return;
+  if (index.device().type == DeviceType::CUDA) return cuda::check_index_range_cuda(index, size, dim, op, allow_negative);
   Tensor idx = call_op(TP_OP("contiguous"), index.dtype() == ScalarType::Int64 ? index : cast_to(index, ScalarType::Int64));
   const int64_t *p = idx.data<int64_t>();
   const int64_t lo = allow_negative ? -size : 0;
@@ -18,6 +23,7 @@ void check_index_range(const Tensor &index, int64_t size, int64_t dim, const cha
 }
 
 Tensor wrap_negative(const Tensor &index, int64_t size, const char *op, int64_t dim) {
+  if (index.device().type == DeviceType::CUDA) return cuda::wrap_negative_cuda(index, size, op, dim);
   check_index_range(index, size, dim, op, /*allow_negative=*/true);
   Tensor idx = call_op(TP_OP("clone"), index.dtype() == ScalarType::Int64 ? index : cast_to(index, ScalarType::Int64));
   if (idx.device().is_meta()) return idx;

@@ -1,0 +1,142 @@
+// index_common.cpp — the shared host side of the CUDA indexing ops (index_common.h).
+#include "cuda/index_common.h"
+
+#include <algorithm>
+
+namespace tp::p10::cuda {
+
+static CUdeviceptr dptr(const Tensor &t) { return reinterpret_cast<CUdeviceptr>(t.data_ptr()); }
+
+IndexErrorFlag::IndexErrorFlag(int device, int slots) : device_(device), slots_(slots) {
+  buf_ = empty_tensor({2 * int64_t(slots)}, ScalarType::Int64, Device{DeviceType::CUDA, int8_t(device)});
+  TP_CU(cuMemsetD8Async, dptr(buf_), 0, size_t(16 * slots), stream_for(device).handle);
+}
+
+void *IndexErrorFlag::ptr(int slot) const { return static_cast<int64_t *>(buf_.data_ptr()) + 2 * slot; }
+
+std::vector<int64_t> read_int64(const Tensor &t, int64_t n) {
+  std::vector<int64_t> host(size_t(std::max<int64_t>(n, 1)), 0);
+  if (n == 0) return {};
+  const Stream s = stream_for(t.device().index);
+  TP_CU(cuMemcpyDtoHAsync, host.data(), dptr(t), size_t(n) * 8, s.handle);
+  TP_CU(cuStreamSynchronize, s.handle);
+  return host;
+}
+
+void IndexErrorFlag::raise_if_set(const char *op, const std::vector<int64_t> &dims,
+                                  const std::vector<int64_t> &sizes) const {
+  const std::vector<int64_t> h = read_int64(buf_, 2 * slots_);
+  for (int k = 0; k < slots_; ++k)
+    if (h[size_t(2 * k)])
+      fail(ErrorKind::Index, op, "(): index ", h[size_t(2 * k + 1)], " is out of bounds for dimension ",
+           dims[size_t(k)], " with size ", sizes[size_t(k)]);
+}
+
+bool IndexErrorFlag::any_set() const {
+  const std::vector<int64_t> h = read_int64(buf_, 2 * slots_);
+  for (int k = 0; k < slots_; ++k)
+    if (h[size_t(2 * k)]) return true;
+  return false;
+}
+
+std::optional<int64_t> IndexErrorFlag::value() const {
+  const std::vector<int64_t> h = read_int64(buf_, 2);
+  return h[0] ? std::optional<int64_t>(h[1]) : std::nullopt;
+}
+
+Tensor restride(const Tensor &t, const Shape &sizes, int64_t d) {
+  Shape strides(sizes.size(), 0);
+  for (size_t k = 0; k < sizes.size(); ++k) strides[k] = int64_t(k) == d ? 0 : t.strides()[k];
+  return make_view(t, sizes, strides, t.storage_offset());
+}
+
+Tensor as_int64(const Tensor &t) { return t.dtype() == ScalarType::Int64 ? t : contiguous_as(t, ScalarType::Int64); }
+
+Tensor index_on(const Tensor &t, Device device) {
+  if (!t.defined() || t.device() == device) return t;
+  return call_op<Tensor>(TP_OP("to"), t, std::optional<ScalarType>(), std::optional<Device>(device), false);
+}
+
+void launch_gather(int dev, const Tensor &out, const Tensor &src, const Tensor &index, int64_t size, int64_t step,
+                   IndexCheck check, void *err, const char *op) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const KernelGeometry g = make_geometry(out.sizes(), {&out, &src, &index}, op);
+  launch(kernel(dev, "index.cu", "gather_b" + std::to_string(out->itemsize())), elementwise_config(dev, n),
+         stream_for(dev), n, g, out.data_ptr(), src.data_ptr(), index.data_ptr(), size, step, int(check), err);
+}
+
+void launch_scatter(int dev, const Tensor &dst, const Tensor &index, const Tensor &src, int64_t size, int64_t step,
+                    IndexCheck check, ScatterReduce reduce, void *err, const char *op) {
+  const int64_t n = index.numel();
+  if (n == 0) return;
+  check_real(op, dst.dtype());
+  const KernelGeometry g = make_geometry(index.sizes(), {&dst, &index, &src}, op);
+  launch(kernel(dev, "index.cu", kname("scatter", dst.dtype())), elementwise_config(dev, n), stream_for(dev), n, g,
+         dst.data_ptr(), index.data_ptr(), src.data_ptr(), size, step, int(check), int(reduce), err);
+}
+
+int64_t exclusive_scan_int64(int dev, const Tensor &data, int64_t n, void *err) {
+  Tensor total = empty_tensor({1}, ScalarType::Int64, data.device());
+  launch(kernel(dev, "index.cu", "exclusive_scan_int64"), LaunchConfig{1, 1024, 0}, stream_for(dev), n,
+         data.data_ptr(), total.data_ptr(), err);
+  return read_int64(total, 1)[0];
+}
+
+static Tensor run_index_wrap(const Tensor &index, int64_t size, int64_t dim, const char *op, IndexCheck check,
+                             bool keep) {
+  const int dev = index.device().index;
+  DeviceGuard guard(dev);
+  const Tensor idx = as_int64(index);
+  Tensor out = keep ? empty_tensor(idx.sizes(), ScalarType::Int64, idx.device()) : Tensor();
+  const int64_t n = idx.numel();
+  if (n == 0) return out;
+  IndexErrorFlag err(dev);
+  const KernelGeometry g = make_geometry(idx.sizes(), {keep ? &out : &idx, &idx}, op);
+  launch(kernel(dev, "index.cu", "index_wrap"), elementwise_config(dev, n), stream_for(dev), n, g,
+         keep ? out.data_ptr() : nullptr, idx.data_ptr(), size, int(check), err.ptr());
+  err.raise_if_set(op, dim, size);
+  return out;
+}
+
+void check_index_range_cuda(const Tensor &index, int64_t size, int64_t dim, const char *op, bool allow_negative) {
+  run_index_wrap(index, size, dim, op, allow_negative ? kWrapNegative : kNonNegative, false);
+}
+
+Tensor wrap_negative_cuda(const Tensor &index, int64_t size, const char *op, int64_t dim) {
+  return run_index_wrap(index, size, dim, op, kWrapNegative, true);
+}
+
+// Note [Nonzero passes]
+//   nonzero's size depends on the data, so it takes three launches and one read-back: (1) nonzero_count
+//   counts the true elements of each block's chunk of 4096; (2) exclusive_scan_int64 turns the counts into
+//   each block's first output row, and the total — the one number the host must read (a synchronising copy)
+//   to allocate the result; (3) nonzero_write recounts its chunk, scans within the block and writes the
+//   coordinates of each hit in row-major order. The input is first made a contiguous bool tensor (x != 0,
+//   so NaN counts as true, as on the CPU).
+Tensor nonzero_cuda(const Tensor &self) {
+  const int dev = self.device().index;
+  DeviceGuard guard(dev);
+  const int64_t n = self.numel(), nd = self.dim();
+  check_real("nonzero", self.dtype());
+  if (n == 0) return empty_tensor({0, nd}, ScalarType::Int64, self.device());
+  TP_CHECK(nd <= kMaxDims, NotImplemented, "nonzero: CUDA supports at most ", kMaxDims, " dims, got ", nd);
+  const Tensor x = self.dtype() == ScalarType::Bool && self.is_contiguous() ? self : contiguous_as(self, ScalarType::Bool);
+  constexpr unsigned kThreads = 256, kItems = 16;  // index.cu's TP_NZ_ITEMS
+  const int64_t chunk = int64_t(kThreads) * kItems, blocks = (n + chunk - 1) / chunk;
+  Tensor starts = empty_tensor({blocks}, ScalarType::Int64, self.device());
+  const Stream s = stream_for(dev);
+  launch(kernel(dev, "index.cu", "nonzero_count"), LaunchConfig{unsigned(blocks), kThreads, 0}, s, n, x.data_ptr(),
+         starts.data_ptr());
+  const int64_t count = exclusive_scan_int64(dev, starts, blocks, nullptr);
+  Tensor out = empty_tensor({count, nd}, ScalarType::Int64, self.device());
+  if (count == 0 || nd == 0) return out;
+  KernelGeometry dims;
+  dims.ndim = int32_t(nd);
+  for (int64_t d = 0; d < nd; ++d) dims.sizes[d] = self.size(d);
+  launch(kernel(dev, "index.cu", "nonzero_write"), LaunchConfig{unsigned(blocks), kThreads, 0}, s, n, x.data_ptr(),
+         starts.data_ptr(), out.data_ptr(), dims);
+  return out;
+}
+
+}  // namespace tp::p10::cuda

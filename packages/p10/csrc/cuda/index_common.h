@@ -1,0 +1,66 @@
+// index_common.h — what the CUDA indexing ops share: the device-side index check's flag, restrided views and
+// the gather / scatter / nonzero launches of tensorplay_p10/cuda_kernels/index.cu.
+//
+// Where it sits: used by ops_index.cpp (gather, scatter, index_select & co.), ops_index_advanced.cpp
+// (index.Tensor, index_put_, masked ops, nonzero) and ops_rearrange.cpp (repeat_interleave). The host half of
+// Note [Restriding] (kernels/index.cpp) and Note [Device index checks] (index.cu) lives here.
+#pragma once
+#include "cuda/ops_common.h"
+#include "cuda/ops_meta.h"
+
+namespace tp::p10::cuda {
+
+// How a kernel checks the indices it reads (index.cu's `check`).
+enum IndexCheck : int { kNoCheck = 0, kNonNegative = 1, kWrapNegative = 2 };
+// index.cu's reductions for scatter: a plain write, or an atomic combine.
+enum class ScatterReduce : int { None = 0, Sum = 1, Prod = 2, Max = 3, Min = 4 };
+
+// Note [Device index checks], host side: `slots` (flag, value) pairs on the device, zeroed on the current
+// stream. The kernels record the first bad index of slot k at ptr(k); raise_if_set reads every slot back (one
+// synchronising copy) and throws the CPU's IndexError for the first slot that is set.
+class IndexErrorFlag {
+ public:
+  IndexErrorFlag(int device, int slots = 1);
+  void *ptr(int slot = 0) const;
+  // IndexError "<op>(): index <v> is out of bounds for dimension <dims[k]> with size <sizes[k]>".
+  void raise_if_set(const char *op, const std::vector<int64_t> &dims, const std::vector<int64_t> &sizes) const;
+  void raise_if_set(const char *op, int64_t dim, int64_t size) const { raise_if_set(op, {dim}, {size}); }
+  // Whether any slot is set (reads them back).
+  bool any_set() const;
+  // The recorded value of slot 0, if any (for errors other than IndexError).
+  std::optional<int64_t> value() const;
+
+ private:
+  int device_, slots_;
+  Tensor buf_;
+};
+
+// A CUDA int64 tensor read back to the host (synchronises the current stream). `t` holds `n` values.
+std::vector<int64_t> read_int64(const Tensor &t, int64_t n);
+
+// `t` viewed with `sizes` and stride 0 along dim `d`; its other strides kept (Note [Restriding]).
+Tensor restride(const Tensor &t, const Shape &sizes, int64_t d);
+// An integer index tensor as int64 (cast on the device when it is not).
+Tensor as_int64(const Tensor &t);
+// A CPU index tensor moved to `device` (PyTorch accepts CPU indices for CUDA tensors); device ones unchanged.
+Tensor index_on(const Tensor &t, Device device);
+
+// out[p] = src[p + index[p] * step] with `src` restrided over out's shape (index.cu gather_b<N>).
+void launch_gather(int dev, const Tensor &out, const Tensor &src, const Tensor &index, int64_t size, int64_t step,
+                   IndexCheck check, void *err, const char *op);
+// dst[p + index[p] * step] (reduce)= src[p] with `dst` restrided and `src` viewed over index's shape.
+void launch_scatter(int dev, const Tensor &dst, const Tensor &index, const Tensor &src, int64_t size, int64_t step,
+                    IndexCheck check, ScatterReduce reduce, void *err, const char *op);
+
+// The exclusive scan of `n` int64 values in place (one block); returns the total. A negative value is
+// recorded in `err` when given.
+int64_t exclusive_scan_int64(int dev, const Tensor &data, int64_t n, void *err);
+// kernels/index_helpers.h's check_index_range and wrap_negative for an index on a GPU (index.cu index_wrap):
+// the same IndexError; the wrapped index is a new contiguous int64 tensor.
+void check_index_range_cuda(const Tensor &index, int64_t size, int64_t dim, const char *op, bool allow_negative);
+Tensor wrap_negative_cuda(const Tensor &index, int64_t size, const char *op, int64_t dim);
+
+// nonzero(self) on the device: [count, ndim] int64 (Note [Nonzero passes] in ops_index_advanced.cpp).
+Tensor nonzero_cuda(const Tensor &self);
+
+}  // namespace tp::p10::cuda

@@ -1,0 +1,187 @@
+// ops_index_advanced.cpp — CUDA kernels for indexing with tensors: index.Tensor (`x[idx]`, `x[mask]`),
+// index_put_ (`x[idx] = v`, accumulate=True with atomics), nonzero, masked_fill_.Tensor and masked_scatter_.
+//
+// Where it sits: the CUDA twin of kernels/index_advanced.cpp, with the same plan (Note [Advanced indexing]
+// there): bool masks become long indices (nonzero, Note [Nonzero passes] in index_common.cpp), the index
+// tensors broadcast and combine into one int64 tensor of element offsets — here on the device, by
+// index.cu's index_offsets, which also wraps negative indices and checks the range (Note [Device index
+// checks]) — and index.cu's gather / scatter move the elements. argwhere, index_put, masked_fill,
+// masked_select and masked_scatter are Composites in kernels/index_advanced.cpp and reach these.
+// Index tensors on the CPU are moved to the device first, as PyTorch allows for indexing.
+#include "cuda/index_common.h"
+
+namespace tp::p10::cuda {
+
+namespace {
+struct Prepared {
+  Tensor restrided;  // self with the result's shape and stride 0 on the broadcast index dims
+  Tensor offsets;    // int64 element offsets, expanded to `shape`
+  Shape shape;       // the indexing result's shape
+};
+
+// kernels/index_advanced.cpp prepare(), with the offsets computed (and checked) on the device.
+Prepared prepare(const Tensor &self_in, const std::vector<Tensor> &indices_in, const char *op, int dev) {
+  const Device device{DeviceType::CUDA, int8_t(dev)};
+  // (1) masks -> long indices, one per mask dim
+  std::vector<Tensor> indices;
+  for (const Tensor &given : indices_in) {
+    const Tensor t = index_on(given, device);
+    if (t.defined() && (t.dtype() == ScalarType::Bool || t.dtype() == ScalarType::UInt8)) {
+      const int64_t at = int64_t(indices.size());
+      TP_CHECK(at + t.dim() <= self_in.dim(), Index, op, "(): too many indices for tensor of dimension ", self_in.dim());
+      for (int64_t k = 0; k < t.dim(); ++k)
+        TP_CHECK(t.size(k) == self_in.size(at + k), Index, "The shape of the mask ", shape_str(t.sizes()),
+                 " at index ", k, " does not match the shape of the indexed tensor ", shape_str(self_in.sizes()),
+                 " at index ", at + k);
+      if (t.dim() == 0) fail(ErrorKind::NotImplemented, op, "(): indexing with a 0-d boolean tensor is not supported");
+      const Tensor nz = nonzero_cuda(t);
+      for (int64_t k = 0; k < t.dim(); ++k) indices.push_back(call_op<Tensor>(TP_OP("select"), nz, int64_t(1), k));
+    } else {
+      TP_CHECK(!t.defined() || is_integral(t.dtype(), false), Index,
+               "tensors used as indices must be long, int, byte or bool tensors, got ", scalar_type_name(t.dtype()));
+      indices.push_back(t);
+    }
+  }
+  TP_CHECK(int64_t(indices.size()) <= self_in.dim(), Index, op, "(): too many indices for tensor of dimension ",
+           self_in.dim(), " (got ", indices.size(), ")");
+  indices.resize(size_t(self_in.dim()));
+  // (3) the indexed dims next to each other (to the front) if they are not already adjacent
+  std::vector<int64_t> indexed;
+  for (int64_t d = 0; d < self_in.dim(); ++d)
+    if (indices[size_t(d)].defined()) indexed.push_back(d);
+  TP_CHECK(!indexed.empty(), Runtime, op, "(): expected at least one index tensor");
+  const bool adjacent = indexed.back() - indexed.front() + 1 == int64_t(indexed.size());
+  Tensor self = self_in;
+  if (!adjacent) {
+    std::vector<int64_t> perm = indexed;
+    for (int64_t d = 0; d < self_in.dim(); ++d)
+      if (!indices[size_t(d)].defined()) perm.push_back(d);
+    self = call_op<Tensor>(TP_OP("permute"), self_in, perm);
+    std::vector<Tensor> moved;
+    for (int64_t d : perm) moved.push_back(indices[size_t(d)]);
+    indices = moved;
+  }
+  const int64_t start = adjacent ? indexed.front() : 0, k = int64_t(indexed.size());
+  // (2) + (4): broadcast, then offsets = sum_j wrap(index_j) * stride_j, one launch per index tensor
+  Shape b;
+  for (int64_t j = 0; j < k; ++j) b = broadcast_shapes(b, indices[size_t(start + j)].sizes(), op);
+  Tensor offsets = empty_tensor(b, ScalarType::Int64, device);
+  if (offsets.numel() > 0) {
+    IndexErrorFlag err(dev, int(k));
+    std::vector<int64_t> dims, sizes;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t d = start + j;
+      const Tensor idx = as_int64(indices[size_t(d)]);
+      const KernelGeometry g = make_geometry(b, {&offsets, &idx}, op);
+      const int64_t n = offsets.numel();
+      launch(kernel(dev, "index.cu", "index_offsets"), elementwise_config(dev, n), stream_for(dev), n, g,
+             offsets.data_ptr(), idx.data_ptr(), self.size(d), self.stride(d), int(j == 0), err.ptr(int(j)));
+      dims.push_back(adjacent ? d : indexed[size_t(j)]);
+      sizes.push_back(self.size(d));
+    }
+    err.raise_if_set(op, dims, sizes);
+  }
+  // (5) the result's shape, the restrided self and the offsets laid out over it
+  Shape shape(self.sizes().begin(), self.sizes().begin() + start);
+  Shape strides(self.strides().begin(), self.strides().begin() + start), off_view(size_t(start), 1);
+  shape.insert(shape.end(), b.begin(), b.end());
+  strides.insert(strides.end(), b.size(), 0);
+  off_view.insert(off_view.end(), b.begin(), b.end());
+  for (int64_t d = start + k; d < self.dim(); ++d) {
+    shape.push_back(self.size(d));
+    strides.push_back(self.stride(d));
+    off_view.push_back(1);
+  }
+  Prepared p;
+  p.shape = shape;
+  p.restrided = make_view(self, shape, strides, self.storage_offset());
+  p.offsets = call_op<Tensor>(TP_OP("expand"), call_op<Tensor>(TP_OP("reshape"), offsets, off_view), shape);
+  return p;
+}
+
+int device_of(const char *op, const Tensor &self) {
+  TP_CHECK(self.device().type == DeviceType::CUDA, Runtime, op, ": expected a CUDA tensor, got one on ",
+           device_str(self.device()));
+  return self.device().index;
+}
+}  // namespace
+
+static Tensor nonzero(const Tensor &self) { return nonzero_cuda(self); }
+
+static Tensor index(const Tensor &self, std::vector<Tensor> indices) {
+  const int dev = device_of("index", self);
+  DeviceGuard guard(dev);
+  const Prepared p = prepare(self, indices, "index", dev);
+  Tensor out = empty_tensor(p.shape, self.dtype(), self.device());
+  launch_gather(dev, out, p.restrided, p.offsets, 0, 1, kNoCheck, nullptr, "index");
+  return out;
+}
+
+static Tensor index_put_(const Tensor &self, std::vector<Tensor> indices, const Tensor &values, bool accumulate) {
+  const int dev = device_of("index_put_", self);
+  DeviceGuard guard(dev);
+  const Tensor vals = values.device().is_cpu() && values.dim() == 0 ? index_on(values, self.device()) : values;
+  common_device("index_put_", {self, vals}, false);
+  check_real("index_put_", self.dtype());
+  self.bump_version();
+  const Prepared p = prepare(self, indices, "index_put_", dev);
+  TP_CHECK(is_expandable_to(vals.sizes(), p.shape), Runtime, "shape mismatch: value tensor of shape ",
+           shape_str(vals.sizes()), " cannot be broadcast to indexing result of shape ", shape_str(p.shape));
+  if (shape_numel(p.shape) == 0) return self;
+  const Tensor v = call_op<Tensor>(TP_OP("expand"), vals.dtype() == self.dtype() ? vals : contiguous_as(vals, self.dtype()),
+                                   p.shape);
+  launch_scatter(dev, p.restrided, p.offsets, v, 0, 1, kNoCheck,
+                 accumulate ? ScatterReduce::Sum : ScatterReduce::None, nullptr, "index_put_");
+  return self;
+}
+
+static Tensor masked_fill_(const Tensor &self, const Tensor &mask, const Tensor &value) {
+  call_op<Tensor>(TP_OP("masked_fill_.Tensor"), meta_like(self), meta_like(mask), meta_like(value));
+  const int dev = common_device("masked_fill_", {self, mask}, false);  // the mask is read on the device
+  common_device("masked_fill_", {self, value}, true);                   // the value may be a CPU number
+  DeviceGuard guard(dev);
+  check_real("masked_fill_", self.dtype());
+  self.bump_version();
+  const int64_t n = self.numel();
+  if (n == 0) return self;
+  Tensor v = empty_tensor({}, self.dtype(), self.device());
+  call_op<Tensor>(TP_OP("copy_"), v, value, false);  // cast, and upload a CPU value
+  const KernelGeometry g = make_geometry(self.sizes(), {&self, &mask}, "masked_fill_");
+  launch(kernel(dev, "index.cu", "masked_fill_b" + std::to_string(self->itemsize())), elementwise_config(dev, n),
+         stream_for(dev), n, g, self.data_ptr(), mask.data_ptr(), v.data_ptr());
+  return self;
+}
+
+// masked_scatter_: the true positions of mask (row-major) take source's elements in order: nonzero, then a
+// plain index_put_ of source's first `count` elements.
+static Tensor masked_scatter_(const Tensor &self, const Tensor &mask, const Tensor &source) {
+  call_op<Tensor>(TP_OP("masked_scatter_"), meta_like(self), meta_like(mask), meta_like(source));
+  const int dev = common_device("masked_scatter_", {self, mask, source}, false);
+  DeviceGuard guard(dev);
+  const Tensor m = call_op<Tensor>(TP_OP("expand"), mask, self.sizes());
+  self.bump_version();
+  const Tensor nz = nonzero_cuda(m);
+  const int64_t count = nz.size(0);
+  TP_CHECK(source.numel() >= count, Runtime, "masked_scatter: expected source to have at least ", count,
+           " elements, but got ", source.numel());
+  if (count == 0) return self;
+  const Tensor flat = call_op<Tensor>(TP_OP("narrow"), call_op<Tensor>(TP_OP("reshape"), source, std::vector<int64_t>{-1}),
+                                      int64_t(0), int64_t(0), count);
+  if (self.dim() == 0) {
+    device_copy(self, call_op<Tensor>(TP_OP("reshape"), flat, std::vector<int64_t>{}));
+    return self;
+  }
+  std::vector<Tensor> idx;
+  for (int64_t d = 0; d < self.dim(); ++d) idx.push_back(call_op<Tensor>(TP_OP("select"), nz, int64_t(1), d));
+  return index_put_(self, idx, flat, false);
+}
+
+TP_LIBRARY(cuda_index_advanced) {
+  TP_IMPL(lib, "nonzero", CUDA, nonzero);
+  TP_IMPL(lib, "index.Tensor", CUDA, index);
+  TP_IMPL(lib, "index_put_", CUDA, index_put_);
+  TP_IMPL(lib, "masked_fill_.Tensor", CUDA, masked_fill_);
+  TP_IMPL(lib, "masked_scatter_", CUDA, masked_scatter_);
+}
+
+}  // namespace tp::p10::cuda

@@ -1,0 +1,384 @@
+// index.cu — reading and writing a tensor at positions given by integer tensors: gather / scatter (with the
+// atomic reductions sum, prod, amax, amin), the element offsets of advanced indexing, nonzero's count and
+// write passes, and the index map of repeat_interleave.
+//
+// Where it sits: launched by csrc/cuda/ops_index.cpp (gather, scatter*, index_select, index_add_/copy_/fill_,
+// take, put_), ops_index_advanced.cpp (index.Tensor, index_put_, masked_*, nonzero) and ops_rearrange.cpp
+// (repeat_interleave). As on the CPU (Note [Restriding] in kernels/index.cpp), the host views `self` with the
+// index's sizes and stride 0 along the indexed dim, so every kernel here walks three operands through one
+// Geometry (Note [Kernel geometry]) and only adds index * step to the restrided offset.
+//
+// Note [Device index checks]
+//   The CPU checks every index before its loop. Here the check happens where the index is read: a bad index
+//   is not used, and the first thread to find one records (flag, value) in a two-word device buffer with
+//   atomicCAS. The host reads that buffer back after the launch (a synchronising 16-byte copy) and raises the
+//   CPU's IndexError. Which bad value is named may differ from the CPU's (the first one in index order) when
+//   several are bad; an in-place op may have written its good positions before the error is raised.
+#include "common.cuh"
+
+typedef unsigned short uint16;
+typedef unsigned int uint32;
+typedef unsigned long long uint64;
+struct alignas(16) uint128 { uint64 lo, hi; };
+
+// ---- index checks (Note [Device index checks]) -------------------------------------------------------------
+// check: 0 = none (offsets already valid), 1 = [0, size), 2 = [-size, size) with negatives wrapped.
+__device__ __forceinline__ bool valid_index(int64 &k, int64 size, int check, uint64 *err) {
+  if (check == 0) return true;
+  const int64 given = k;
+  if (check == 2 && k < 0) k += size;
+  if (k >= 0 && k < size) return true;
+  if (atomicCAS(err, 0ull, 1ull) == 0ull) err[1] = (uint64)given;
+  return false;
+}
+
+// ---- gather: out[p] = src[p restrided + index[p] * step] ----------------------------------------------------
+// Operands: 0 = out, 1 = restrided src, 2 = int64 index (or element offsets, with step 1 and check 0).
+template <typename T>
+__device__ void gather(int64 n, const Geometry &g, T *out, const T *src, const int64 *index, int64 size,
+                       int64 step, int check, uint64 *err) {
+  TP_GRID_STRIDE(i, n) {
+    const Offsets o = offsets(g, i);
+    int64 k = index[o.o[2]];
+    if (valid_index(k, size, check, err)) out[o.o[0]] = src[o.o[1] + k * step];
+  }
+}
+#define TP_GATHER(N, T)                                                                                     \
+  extern "C" __global__ void gather_b##N(int64 n, Geometry g, T *out, const T *src, const int64 *index,     \
+                                         int64 size, int64 step, int check, uint64 *err) {                  \
+    gather(n, g, out, src, index, size, step, check, err);                                                  \
+  }
+TP_GATHER(1, uint8)
+TP_GATHER(2, uint16)
+TP_GATHER(4, uint32)
+TP_GATHER(8, uint64)
+TP_GATHER(16, uint128)
+
+// ---- index_select of whole rows: a contiguous self viewed as [outer, size, inner] -------------------------
+// out[o, j, :] = src[o, index[j], :], moved in units of U bytes (the host picks the widest U dividing a row
+// and both pointers, so embedding rows travel as 16-byte loads and stores). n, inner: counts of units.
+template <typename T>
+__device__ void select_rows(int64 n, int64 inner, int64 nidx, int64 size, T *out, const T *src, const int64 *index,
+                            int64 index_stride, uint64 *err) {
+  TP_GRID_STRIDE(i, n) {
+    const int64 r = i / inner, c = i - r * inner;  // r = o * nidx + j
+    const int64 o = r / nidx, j = r - o * nidx;
+    int64 k = index[j * index_stride];
+    if (valid_index(k, size, 1, err)) out[i] = src[(o * size + k) * inner + c];
+  }
+}
+#define TP_SELECT_ROWS(N, T)                                                                                \
+  extern "C" __global__ void select_rows_b##N(int64 n, int64 inner, int64 nidx, int64 size, T *out,        \
+                                              const T *src, const int64 *index, int64 index_stride,         \
+                                              uint64 *err) {                                                \
+    select_rows(n, inner, nidx, size, out, src, index, index_stride, err);                                  \
+  }
+TP_SELECT_ROWS(1, uint8)
+TP_SELECT_ROWS(2, uint16)
+TP_SELECT_ROWS(4, uint32)
+TP_SELECT_ROWS(8, uint64)
+TP_SELECT_ROWS(16, uint128)
+
+// ---- atomics: one read-modify-write of any element type ----------------------------------------------------
+// Note [Atomic updates]
+//   Repeated indices make scatter's writes collide, so every combining write is atomic. f(old) -> new runs in a
+//   compare-and-swap loop on the 4- or 8-byte word holding the element; 1- and 2-byte elements share their
+//   aligned 32-bit word with neighbours, whose bits the loop carries over unchanged. Sums of float32,
+//   float64, int32 and int64 use the hardware atomicAdd (integer sums wrap, as on the CPU). The order in which
+//   colliding updates apply is not fixed, so float sums may differ from the CPU's in the last bits.
+template <typename T> struct Bits;
+template <> struct Bits<bool> { typedef uint8 type; };
+template <> struct Bits<uint8> { typedef uint8 type; };
+template <> struct Bits<int8> { typedef uint8 type; };
+template <> struct Bits<int16> { typedef uint16 type; };
+template <> struct Bits<float16> { typedef uint16 type; };
+template <> struct Bits<bfloat16> { typedef uint16 type; };
+template <> struct Bits<int32> { typedef uint32 type; };
+template <> struct Bits<float32> { typedef uint32 type; };
+template <> struct Bits<int64> { typedef uint64 type; };
+template <> struct Bits<float64> { typedef uint64 type; };
+
+template <typename T> __device__ __forceinline__ typename Bits<T>::type to_bits(T v) {
+  union { T t; typename Bits<T>::type b; } u;
+  u.b = 0;
+  u.t = v;
+  return u.b;
+}
+template <typename T> __device__ __forceinline__ T from_bits(typename Bits<T>::type b) {
+  union { T t; typename Bits<T>::type b; } u;
+  u.b = b;
+  return u.t;
+}
+
+template <typename T, typename F> __device__ __forceinline__ void atomic_update(T *addr, F f) {
+  if constexpr (sizeof(T) == 8) {
+    uint64 *w = reinterpret_cast<uint64 *>(addr);
+    uint64 old = *w, assumed;
+    do {
+      assumed = old;
+      const uint64 next = (uint64)to_bits<T>(f(from_bits<T>((typename Bits<T>::type)assumed)));
+      if (next == assumed) return;
+      old = atomicCAS(w, assumed, next);
+    } while (old != assumed);
+  } else {
+    // the aligned 32-bit word holding *addr, and where the element's bits sit in it (little-endian)
+    const unsigned long long a = reinterpret_cast<unsigned long long>(addr);
+    uint32 *w = reinterpret_cast<uint32 *>(a & ~3ull);
+    const uint32 shift = uint32(a & 3ull) * 8u;
+    uint32 mask = 0xffffffffu;
+    if constexpr (sizeof(T) < 4) mask = ((1u << (8u * sizeof(T))) - 1u) << shift;
+    uint32 old = *w, assumed;
+    do {
+      assumed = old;
+      const uint32 mine = (assumed & mask) >> shift;
+      const uint32 next_bits = uint32(to_bits<T>(f(from_bits<T>((typename Bits<T>::type)mine))));
+      const uint32 next = (assumed & ~mask) | ((next_bits << shift) & mask);
+      if (next == assumed) return;
+      old = atomicCAS(w, assumed, next);
+    } while (old != assumed);
+  }
+}
+
+// The reductions, in T's arithmetic type. amax/amin: a NaN source wins; a NaN already there stays (the CPU's).
+enum { kNone = 0, kSum = 1, kProd = 2, kMax = 3, kMin = 4 };
+template <typename T> struct Combine {
+  int reduce;
+  T v;
+  __device__ __forceinline__ T operator()(T x) const {
+    typedef typename OpMath<T>::type M;
+    const M a = load(x), b = load(v);
+    switch (reduce) {
+      case kSum: return store<T>(a + b);
+      case kProd: return store<T>(a * b);
+      case kMax: return (b > a || b != b) ? v : x;
+      case kMin: return (b < a || b != b) ? v : x;
+      default: return v;
+    }
+  }
+};
+template <> struct Combine<bool> {  // bool: sum and amax are `or`, prod and amin are `and`
+  int reduce;
+  bool v;
+  __device__ __forceinline__ bool operator()(bool x) const {
+    if (reduce == kNone) return v;
+    return (reduce == kProd || reduce == kMin) ? (x && v) : (x || v);
+  }
+};
+
+template <typename T> __device__ __forceinline__ void combine_at(T *p, T v, int reduce) {
+  if (reduce == kNone) { *p = v; return; }
+  atomic_update(p, Combine<T>{reduce, v});
+}
+// Hardware sums (Note [Atomic updates]).
+__device__ __forceinline__ void combine_at(float *p, float v, int reduce) {
+  if (reduce == kSum) atomicAdd(p, v);
+  else if (reduce == kNone) *p = v;
+  else atomic_update(p, Combine<float>{reduce, v});
+}
+__device__ __forceinline__ void combine_at(double *p, double v, int reduce) {
+  if (reduce == kSum) atomicAdd(p, v);
+  else if (reduce == kNone) *p = v;
+  else atomic_update(p, Combine<double>{reduce, v});
+}
+__device__ __forceinline__ void combine_at(int32 *p, int32 v, int reduce) {
+  if (reduce == kSum) atomicAdd(p, v);
+  else if (reduce == kNone) *p = v;
+  else atomic_update(p, Combine<int32>{reduce, v});
+}
+__device__ __forceinline__ void combine_at(int64 *p, int64 v, int reduce) {
+  if (reduce == kSum) atomicAdd(reinterpret_cast<uint64 *>(p), (uint64)v);
+  else if (reduce == kNone) *p = v;
+  else atomic_update(p, Combine<int64>{reduce, v});
+}
+
+// ---- scatter: dst[p restrided + index[p] * step] (reduce)= src[p] --------------------------------------------
+// Operands: 0 = restrided dst, 1 = int64 index (or element offsets), 2 = src (stride 0 for a value).
+template <typename T>
+__device__ void scatter(int64 n, const Geometry &g, T *dst, const int64 *index, const T *src, int64 size,
+                        int64 step, int check, int reduce, uint64 *err) {
+  TP_GRID_STRIDE(i, n) {
+    const Offsets o = offsets(g, i);
+    int64 k = index[o.o[1]];
+    if (valid_index(k, size, check, err)) combine_at(dst + o.o[0] + k * step, src[o.o[2]], reduce);
+  }
+}
+
+// scatter_reduce mean: divide each element by its count of contributions (counts <= 1 leave it). Integers
+// round toward minus infinity, as the CPU does; bool is left alone. Operands: 0 = self, 1 = int64 counts.
+template <typename T> __device__ __forceinline__ T div_count(T x, int64 c) {
+  const int64 v = (int64)x;
+  return T(v >= 0 ? v / c : -((-v + c - 1) / c));
+}
+__device__ __forceinline__ bool div_count(bool x, int64) { return x; }
+__device__ __forceinline__ float16 div_count(float16 x, int64 c) { return to_float16(load(x) / float(c)); }
+__device__ __forceinline__ bfloat16 div_count(bfloat16 x, int64 c) { return to_bfloat16(load(x) / float(c)); }
+__device__ __forceinline__ float div_count(float x, int64 c) { return x / float(c); }
+__device__ __forceinline__ double div_count(double x, int64 c) { return x / double(c); }
+
+template <typename T> __device__ void scatter_mean(int64 n, const Geometry &g, T *self, const int64 *counts) {
+  TP_GRID_STRIDE(i, n) {
+    const Offsets o = offsets(g, i);
+    const int64 c = counts[o.o[1]];
+    if (c > 1) self[o.o[0]] = div_count(self[o.o[0]], c);
+  }
+}
+
+#define TP_SCATTER(T)                                                                                       \
+  extern "C" __global__ void scatter_##T(int64 n, Geometry g, T *dst, const int64 *index, const T *src,     \
+                                         int64 size, int64 step, int check, int reduce, uint64 *err) {      \
+    scatter(n, g, dst, index, src, size, step, check, reduce, err);                                         \
+  }                                                                                                         \
+  extern "C" __global__ void scatter_mean_##T(int64 n, Geometry g, T *self, const int64 *counts) {          \
+    scatter_mean(n, g, self, counts);                                                                       \
+  }
+TP_SCATTER(bool)
+TP_SCATTER(uint8)
+TP_SCATTER(int8)
+TP_SCATTER(int16)
+TP_SCATTER(int32)
+TP_SCATTER(int64)
+TP_SCATTER(float16)
+TP_SCATTER(bfloat16)
+TP_SCATTER(float32)
+TP_SCATTER(float64)
+
+// ---- advanced indexing: offsets[p] (+)= wrap(index[p]) * stride (Note [Advanced indexing]) ------------------
+// Operands: 0 = int64 offsets (contiguous, the broadcast index shape), 1 = one int64 index tensor broadcast.
+extern "C" __global__ void index_offsets(int64 n, Geometry g, int64 *offsets_out, const int64 *index, int64 size,
+                                         int64 stride, int first, uint64 *err) {
+  TP_GRID_STRIDE(i, n) {
+    const Offsets o = offsets(g, i);
+    int64 k = index[o.o[1]];
+    if (!valid_index(k, size, 2, err)) k = 0;
+    offsets_out[o.o[0]] = (first ? 0 : offsets_out[o.o[0]]) + k * stride;
+  }
+}
+
+// ---- block scans -------------------------------------------------------------------------------------------
+// Exclusive prefix sum across a block (blockDim.x a multiple of 32); *total gets the block's sum. Every
+// thread of the block must call it.
+template <typename T> __device__ __forceinline__ T block_exclusive_scan(T v, T *total) {
+  __shared__ T warp_sums[32];
+  __shared__ T block_total;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
+  T incl = v;
+  for (int o = 1; o < 32; o <<= 1) {
+    const T y = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += y;
+  }
+  __syncthreads();  // a previous call's readers are done
+  if (lane == 31) warp_sums[warp] = incl;
+  __syncthreads();
+  if (warp == 0) {
+    const T w = lane < nwarps ? warp_sums[lane] : T(0);
+    T wi = w;
+    for (int o = 1; o < 32; o <<= 1) {
+      const T y = __shfl_up_sync(0xffffffffu, wi, o);
+      if (lane >= o) wi += y;
+    }
+    warp_sums[lane] = wi - w;  // what the warps before this one hold
+    if (lane == 31) block_total = wi;
+  }
+  __syncthreads();
+  *total = block_total;
+  return warp_sums[warp] + incl - v;
+}
+
+// In place: data[i] = data[0] + ... + data[i-1]; total[0] = the sum of all. One block of 1024 threads walks
+// the array in tiles, carrying the running sum. A negative entry is recorded in err (repeat_interleave's
+// counts), when err is given.
+extern "C" __global__ void exclusive_scan_int64(int64 n, int64 *data, int64 *total, uint64 *err) {
+  int64 carry = 0;
+  for (int64 base = 0; base < n; base += blockDim.x) {
+    const int64 i = base + threadIdx.x;
+    const int64 v = i < n ? data[i] : 0;
+    if (err && v < 0 && atomicCAS(err, 0ull, 1ull) == 0ull) err[1] = (uint64)v;
+    int64 tile;
+    const int64 excl = block_exclusive_scan<int64>(v, &tile);
+    if (i < n) data[i] = carry + excl;
+    carry += tile;
+  }
+  if (threadIdx.x == 0) total[0] = carry;
+}
+
+// ---- nonzero (Note [Nonzero passes] in csrc/cuda/ops_index_advanced.cpp) ------------------------------------
+// Each block owns a chunk of blockDim.x * kItems elements of a contiguous bool tensor; each thread kItems
+// consecutive ones of it, so both passes see the same elements in the same order.
+#define TP_NZ_ITEMS 16
+extern "C" __global__ void nonzero_count(int64 n, const uint8 *x, int64 *block_counts) {
+  const int64 start = (int64(blockIdx.x) * blockDim.x + threadIdx.x) * TP_NZ_ITEMS;
+  int count = 0;
+  for (int k = 0; k < TP_NZ_ITEMS; ++k) count += (start + k < n && x[start + k]) ? 1 : 0;
+  const int total = block_sum<int>(count);
+  if (threadIdx.x == 0) block_counts[blockIdx.x] = total;
+}
+
+// Coordinates of every true element, row-major: out[r, d]. `dims` holds the input's sizes (dims.ndim of them);
+// block_offsets[b] is where block b's first hit goes (the exclusive scan of nonzero_count's results).
+extern "C" __global__ void nonzero_write(int64 n, const uint8 *x, const int64 *block_offsets, int64 *out,
+                                         Geometry dims) {
+  const int64 start = (int64(blockIdx.x) * blockDim.x + threadIdx.x) * TP_NZ_ITEMS;
+  int count = 0;
+  for (int k = 0; k < TP_NZ_ITEMS; ++k) count += (start + k < n && x[start + k]) ? 1 : 0;
+  int block_total;
+  int64 at = block_offsets[blockIdx.x] + block_exclusive_scan<int>(count, &block_total);
+  const int nd = dims.ndim;
+  for (int k = 0; k < TP_NZ_ITEMS; ++k) {
+    const int64 i = start + k;
+    if (i >= n || !x[i]) continue;
+    int64 rem = i;
+    for (int d = nd - 1; d >= 0; --d) {
+      out[at * nd + d] = rem % dims.sizes[d];
+      rem /= dims.sizes[d];
+    }
+    ++at;
+  }
+}
+
+// ---- repeat_interleave: out position j comes from the last slice i with starts[i] <= j ---------------------
+// starts: the exclusive scan of the counts (n_in of them). Slices with count 0 share their start with the next
+// slice, so "the last" always picks one that has elements.
+extern "C" __global__ void repeat_interleave_index(int64 n_out, const int64 *starts, int64 n_in, int64 *index) {
+  TP_GRID_STRIDE(j, n_out) {
+    int64 lo = 0, hi = n_in - 1;
+    while (lo < hi) {
+      const int64 mid = (lo + hi + 1) / 2;
+      if (starts[mid] <= j) lo = mid;
+      else hi = mid - 1;
+    }
+    index[j] = lo;
+  }
+}
+
+// ---- masked_fill_: self[p] = *value where mask[p] (operands: 0 = self, 1 = bool mask broadcast) -----------
+// The value is a 0-d device tensor already in self's dtype, so one kernel per element size serves all dtypes.
+template <typename T>
+__device__ void masked_fill(int64 n, const Geometry &g, T *self, const bool *mask, const T *value) {
+  const T v = *value;
+  TP_GRID_STRIDE(i, n) {
+    const Offsets o = offsets(g, i);
+    if (mask[o.o[1]]) self[o.o[0]] = v;
+  }
+}
+#define TP_MASKED_FILL(N, T)                                                                                \
+  extern "C" __global__ void masked_fill_b##N(int64 n, Geometry g, T *self, const bool *mask, const T *value) { \
+    masked_fill(n, g, self, mask, value);                                                                   \
+  }
+TP_MASKED_FILL(1, uint8)
+TP_MASKED_FILL(2, uint16)
+TP_MASKED_FILL(4, uint32)
+TP_MASKED_FILL(8, uint64)
+TP_MASKED_FILL(16, uint128)
+
+// ---- index_wrap: out[p] = in[p] checked (and wrapped, check 2); out may be null (a check only) -------------
+// For the CPU's check_index_range / wrap_negative (kernels/index_helpers.cpp) when the index is on a GPU, as
+// Composites such as take reach them. Operands: 0 = out (contiguous), 1 = int64 index.
+extern "C" __global__ void index_wrap(int64 n, Geometry g, int64 *out, const int64 *index, int64 size, int check,
+                                      uint64 *err) {
+  TP_GRID_STRIDE(i, n) {
+    const Offsets o = offsets(g, i);
+    int64 k = index[o.o[1]];
+    valid_index(k, size, check, err);
+    if (out) out[o.o[0]] = k;
+  }
+}

@@ -1,0 +1,135 @@
+"""flip, repeat, repeat_interleave (tensor counts), tril / triu (and in place) on the GPU
+(csrc/cuda/ops_rearrange.cpp, rearrange.cu), against the CPU op and NumPy.
+
+Covered: every dtype, several dims at once, non-contiguous inputs, size-0 and size-1 dims, 0-d inputs,
+diagonals above and below and beyond the matrix, batches of matrices, repeat_interleave with zero counts and
+the CUDA count scan (past one 1024-thread tile), its errors (negative counts, output_size), the causal masks
+TinyLM builds, and the gradient of tril on CUDA. TP_CUDA_TEST_DEVICE=cpu runs the checks on the CPU alone.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+import tensorplay_p10 as tp
+
+DEV = os.environ.get("TP_CUDA_TEST_DEVICE", "cuda")
+pytestmark = pytest.mark.skipif(DEV == "cuda" and not tp.cuda.is_available(), reason="needs a CUDA device")
+
+REAL = [
+    tp.bool,
+    tp.uint8,
+    tp.int8,
+    tp.int16,
+    tp.int32,
+    tp.int64,
+    tp.float16,
+    tp.bfloat16,
+    tp.float32,
+    tp.float64,
+]
+
+
+def np_of(t: tp.Tensor) -> np.ndarray:
+    t = t.cpu()
+    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
+
+
+def sample(shape, dtype=tp.float32, seed=0) -> tp.Tensor:
+    a = np.random.default_rng(seed).integers(1 if dtype is tp.uint8 else -6, 7, size=shape)
+    return tp.from_numpy(a > 0) if dtype is tp.bool else tp.from_numpy(a).to(dtype)
+
+
+def same(got: tp.Tensor, cpu: tp.Tensor, want=None):
+    assert got.device.type == DEV and got.dtype is cpu.dtype and tuple(got.shape) == tuple(cpu.shape)
+    np.testing.assert_array_equal(np_of(got), np_of(cpu))
+    if want is not None:
+        np.testing.assert_array_equal(np_of(got), np.asarray(want).astype(np_of(got).dtype))
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=str)
+def test_flip_and_repeat(dtype):
+    x = sample((3, 4, 5), dtype)
+    for dims in ([0], [-1], [0, 2], [0, 1, 2]):
+        same(tp.flip(x.to(DEV), dims), tp.flip(x, dims), np.flip(np_of(x), dims))
+    xt = x.transpose(0, 2)
+    same(tp.flip(xt.to(DEV), [1]), tp.flip(xt, [1]), np.flip(np_of(xt), 1))
+    for reps in ([2, 1, 3], [1, 2, 1, 2]):
+        same(x.to(DEV).repeat(*reps), x.repeat(*reps), np.tile(np_of(x), reps))
+    same(xt.to(DEV).repeat(1, 2, 1), xt.repeat(1, 2, 1), np.tile(np_of(xt), (1, 2, 1)))
+
+
+def test_flip_repeat_edges():
+    for x in (tp.tensor(3.0), sample((0, 3)), sample((1, 4))):
+        same(tp.flip(x.to(DEV), []), tp.flip(x, []))
+        if x.dim():
+            same(tp.flip(x.to(DEV), [0]), tp.flip(x, [0]))
+    same(sample((2, 3)).to(DEV).repeat(0, 2), sample((2, 3)).repeat(0, 2))
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        tp.flip(sample((2, 3)).to(DEV), [0, 0])
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.int64, tp.bfloat16, tp.bool], ids=str)
+def test_repeat_interleave_counts(dtype):
+    x = sample((4, 3), dtype)
+    counts = tp.tensor([2, 0, 3, 1])
+    want = np.repeat(np_of(x), counts.numpy(), axis=0)
+    same(x.to(DEV).repeat_interleave(counts.to(DEV), 0), x.repeat_interleave(counts, 0), want)
+    c1 = tp.tensor([1, 0, 2], dtype=tp.int32)
+    same(
+        x.to(DEV).repeat_interleave(c1.to(DEV), 1),
+        x.repeat_interleave(c1, 1),
+        np.repeat(np_of(x), [1, 0, 2], 1),
+    )
+    same(
+        x.to(DEV).repeat_interleave(tp.tensor(2).to(DEV)), x.repeat_interleave(tp.tensor(2))
+    )  # 0-d: flattened
+
+
+def test_repeat_interleave_long_and_errors():
+    n = 3000  # the count scan crosses three 1024-wide tiles
+    x = sample((n,), tp.float32)
+    counts = tp.from_numpy(np.random.default_rng(1).integers(0, 4, size=n))
+    same(
+        x.to(DEV).repeat_interleave(counts.to(DEV)),
+        x.repeat_interleave(counts),
+        np.repeat(np_of(x), counts.numpy()),
+    )
+    with pytest.raises(RuntimeError, match="negative"):
+        x[:3].to(DEV).repeat_interleave(tp.tensor([1, -1, 2]).to(DEV))
+    with pytest.raises(RuntimeError, match="output_size"):
+        x[:3].to(DEV).repeat_interleave(tp.tensor([1, 1, 2]).to(DEV), output_size=5)
+    with pytest.raises(RuntimeError, match="same size"):
+        x[:3].to(DEV).repeat_interleave(tp.tensor([1, 1]).to(DEV))
+
+
+@pytest.mark.parametrize("dtype", REAL, ids=str)
+def test_tril_triu(dtype):
+    x = sample((2, 5, 7), dtype)
+    for k in (-6, -1, 0, 2, 9):
+        same(x.to(DEV).tril(k), x.tril(k), np.tril(np_of(x), k))
+        same(x.to(DEV).triu(k), x.triu(k), np.triu(np_of(x), k))
+    xt = x.transpose(1, 2)  # non-contiguous, kept layout
+    same(xt.to(DEV).tril(1), xt.tril(1), np.tril(np_of(xt), 1))
+    y, c = xt.clone().to(DEV), xt.clone()
+    assert y.triu_(-1) is y
+    same(y, c.triu_(-1), np.triu(np_of(xt), -1))
+    same(y.tril_(0), c.tril_(0))
+
+
+def test_tril_edges_masks_and_gradient():
+    same(sample((0, 3)).to(DEV).tril(), sample((0, 3)).tril())
+    same(sample((3, 1, 1)).to(DEV).triu(), sample((3, 1, 1)).triu())
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        sample((4,)).to(DEV).tril()
+    causal = tp.ones((6, 6), dtype=tp.bool, device=DEV).tril()  # TinyLM's mask
+    same(causal, tp.ones((6, 6), dtype=tp.bool).tril(), np.tril(np.ones((6, 6), bool)))
+    autograd = pytest.importorskip("tensorplay_tpx.autograd")
+    x = sample((4, 4))
+    grads = []
+    for dev in ("cpu", DEV):
+        xd = x.to(dev).requires_grad_(True)
+        w = tp.arange(16.0).reshape(4, 4).to(dev)
+        grads.append(autograd.grad((xd.triu(1) * w).sum() + xd.tril().sum(), [xd])[0])
+    same(grads[1], grads[0])
