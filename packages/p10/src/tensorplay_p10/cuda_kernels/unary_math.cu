@@ -133,8 +133,10 @@ __device__ double digamma_positive(double x) {
 struct Digamma {
   template <typename A> __device__ __forceinline__ double operator()(A v, const P3 &) const {
     const double x = double(v);
-    if (x == 0) return __longlong_as_double(0x7ff0000000000000ll ^ (__double_as_longlong(x) & (1ll << 63)) ^
-                                            (1ll << 63));  // copysign(inf, -x)
+    if (x == 0) {  // copysign(inf, -x): -0.0 has the sign bit set
+      const long long inf = 0x7ff0000000000000ll, neg_inf = (long long)0xfff0000000000000ull;
+      return __longlong_as_double(__double_as_longlong(x) < 0 ? inf : neg_inf);
+    }
     if (x < 0) {
       if (x == trunc(x)) return __longlong_as_double(0x7ff8000000000000ll);  // NaN; includes -inf
       const double frac = x - trunc(x);
