@@ -131,7 +131,7 @@ static Tensor pow_tensor_scalar(const Tensor &self, const Scalar &exponent) {
   return pow(self, wrapped_scalar(exponent));
 }
 
-// where(cond, a, b): cond is broadcast once into a contiguous bool tensor of the output's shape.
+// where(cond, a, b): the kernels read cond as a contiguous bool tensor of the output's shape.
 static Tensor where_impl(const char *op, const Tensor &cond, const Tensor &self, const Tensor &other, Tensor out) {
   const Tensor mc = meta_like(cond), ma = meta_like(self), mb = meta_like(other);
   if (out.defined()) call_op<Tensor>(TP_OP("where.self_out"), mc, ma, mb, meta_like(out));
@@ -144,8 +144,14 @@ static Tensor where_impl(const char *op, const Tensor &cond, const Tensor &self,
   out = result_tensor(op, out, m, device);
   if (out.numel() == 0) return out;
   Tensor res = out.dtype() == ct ? out : empty_tensor(out.sizes(), ct, device);
-  Tensor c = empty_tensor(res.sizes(), ScalarType::Bool, device);
-  call_op<Tensor>(TP_OP("copy_"), c, cond, false);  // broadcast (and upload, for a CPU 0-d condition)
+  // A bool condition on this device, contiguous and of the result's shape, is read as it is; any other is
+  // broadcast into one first (and uploaded, for a CPU 0-d condition): one extra pass, so not in the common case.
+  Tensor c = cond;
+  if (!(cond.device() == device && cond.dtype() == ScalarType::Bool && cond.is_contiguous() &&
+        cond.sizes() == res.sizes())) {
+    c = empty_tensor(res.sizes(), ScalarType::Bool, device);
+    call_op<Tensor>(TP_OP("copy_"), c, cond, false);
+  }
   const Tensor x = on_device(self, ct, device), y = on_device(other, ct, device);
   const int64_t n = res.numel();
   if (res.is_contiguous() && x.is_contiguous() && y.is_contiguous() && x.sizes() == res.sizes() &&
