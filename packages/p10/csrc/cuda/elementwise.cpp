@@ -26,7 +26,7 @@ template <typename T> opmath_t<T> number_as(const Tensor &t) {
 // An input in dtype ct on the device: cast when needed; a CPU number becomes a 0-d device tensor (stride-0
 // broadcast), filled without a host-to-device copy.
 Tensor on_device(const Tensor &t, ScalarType ct, Device device) {
-  if (!is_cpu_scalar(t)) return t.dtype() == ct ? t : contiguous_as(t, ct);
+  if (!is_cpu_number(t)) return t.dtype() == ct ? t : contiguous_as(t, ct);
   Tensor d = empty_tensor({}, ct, device);
   Scalar v;
   TP_DISPATCH_ALL(t.dtype(), "number", [&]<typename S>() {
@@ -65,8 +65,8 @@ void run(const char *op, const Kernel &k, const Target &t, const std::vector<Ten
   TP_CHECK(count >= 1 && count <= 3, Runtime, op, ": elementwise kernels take 1 to 3 inputs, got ", count);
 
   // Two inputs, one a CPU number and the other laid out as the result: the scalar form.
-  if (count == 2 && flat && is_cpu_scalar(inputs[0]) != is_cpu_scalar(inputs[1])) {
-    const int si = is_cpu_scalar(inputs[0]) ? 0 : 1;
+  if (count == 2 && flat && is_cpu_number(inputs[0]) != is_cpu_number(inputs[1])) {
+    const int si = is_cpu_number(inputs[0]) ? 0 : 1;
     const Tensor x = on_device(inputs[1 - si], k.ct, t.device);
     if (dense(x)) {
       TP_DISPATCH_ALL(k.ct, op, [&]<typename T>() {
@@ -138,7 +138,7 @@ int32_t read_flag(const Tensor &flag) {
 }  // namespace
 
 void check_no_zero_divisor(const char *op, const Tensor &divisor, ScalarType ct) {
-  if (is_cpu_scalar(divisor)) {
+  if (is_cpu_number(divisor)) {
     bool zero = false;
     TP_DISPATCH_REAL(ct, op, [&]<typename T>() { zero = number_as<T>(divisor) == opmath_t<T>(0); });
     TP_CHECK(!zero, Runtime, "ZeroDivisionError: integer division or modulo by zero in ", op);

@@ -1,5 +1,5 @@
 // binary_math.cu — elementwise functions of two tensors beyond binary.cu's and compare.cu's: true_divide,
-// floor_divide, remainder, fmod, float_power, atan2, hypot, copysign, logaddexp, logaddexp2, xlogy, fmax,
+// floor_divide (also div's rounding_mode='floor'), trunc_divide (rounding_mode='trunc'), remainder, fmod, float_power, atan2, hypot, copysign, logaddexp, logaddexp2, xlogy, fmax,
 // fmin, nextafter; and any_zero, the scan behind "ZeroDivisionError" for integer division.
 //
 // Where it sits: launched by csrc/cuda/ops_binary_special.cpp through csrc/cuda/elementwise.cpp, which has
@@ -9,6 +9,7 @@
 #include "elementwise.cuh"
 
 TP_MATH1(m_floor, floorf, floor)
+TP_MATH1(m_trunc, truncf, trunc)
 TP_MATH1(m_log, logf, log)
 TP_MATH1(m_log1p, log1pf, log1p)
 TP_MATH1(m_exp, expf, exp)
@@ -57,6 +58,21 @@ struct FloorDivide {
       A q = A(a / b);
       if ((a % b != 0) && ((a < A(0)) != (b < A(0)))) --q;
       return q;
+    } else {
+      return A(a / b);
+    }
+  }
+};
+
+// div(rounding_mode='trunc'): the quotient rounded toward zero (kernels/binary.cpp trunc_div_int).
+struct TruncDivide {
+  template <typename A> __device__ __forceinline__ A operator()(A a, A b, const P3 &) const {
+    if constexpr (IsFloat<A>::value) {
+      return m_trunc(a / b);
+    } else if constexpr (IsSigned<A>::value) {
+      typedef typename UnsignedOf<A>::type U;
+      if (b == A(-1)) return A(U(U(0) - U(a)));
+      return A(a / b);
     } else {
       return A(a / b);
     }
@@ -158,6 +174,7 @@ struct Nextafter {
 #define TP_REAL2(name, Op) TP_FOR_REAL(TP_MAP2, name, Op, TP_SAME_R)
 TP_FLOAT2(true_divide, TrueDivide)
 TP_REAL2(floor_divide, FloorDivide)
+TP_REAL2(trunc_divide, TruncDivide)
 TP_REAL2(remainder, Remainder)
 TP_REAL2(fmod, Fmod)
 TP_MAP2(float_power, FloatPower, float64, float64)
