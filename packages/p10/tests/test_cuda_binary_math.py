@@ -298,3 +298,22 @@ def test_views_empty_and_zero_dim():
     big = sample((1 << 18) + 5, tp.float32, 20)
     for x in (big, big[3:]):  # 16-byte packs with a tail, and unaligned
         check(tp.fmax(x.to(DEV), 0.0), tp.fmax(x, 0.0), np.fmax(np_of(x), 0.0), 0)
+
+
+@pytest.mark.parametrize("dtype", [tp.int8, tp.int64, tp.uint8, tp.float16, tp.float32], ids=str)
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+def test_div_rounding_modes(mode, dtype):
+    a, b = sample((6, 9), dtype, 23), sample((9,), dtype, 24)
+    b = tp.where(b == 0, tp.ones_like(b), b)
+    got, cpu = tp.div(a.to(DEV), b.to(DEV), rounding_mode=mode), tp.div(a, b, rounding_mode=mode)
+    # NumPy in the op's math type (float32 for the 16-bit floats; the quotient rounds as in the kernel)
+    math_t = np.float32 if dtype in (tp.float16, tp.float32) else np.int64
+    an, bn = np_of(a).astype(math_t), np_of(b).astype(math_t)
+    q = (np.trunc(an / bn) if math_t is np.float32 else np.fix(an / bn)) if mode == "trunc" else an // bn
+    want = np_of(tp.from_numpy(np.asarray(q).astype(math_t)).to(dtype))
+    check(got, cpu, want, 0)
+    d = a.to(DEV).clone()
+    tp.div_(d, b.to(DEV), rounding_mode=mode)
+    check(d, cpu, want, 0)
+    with pytest.raises(ValueError):
+        tp.div(a.to(DEV), b.to(DEV), rounding_mode="round")

@@ -43,7 +43,7 @@ EXPECTED = {
     ],
     "binary_math.cu": [
         ("true_divide atan2 hypot copysign logaddexp logaddexp2 xlogy nextafter", F, TWO),
-        ("floor_divide remainder fmod", F + I, TWO),
+        ("floor_divide trunc_divide remainder fmod", F + I, TWO),
         ("fmax fmin", ALL, TWO),
         ("float_power", ["float64"], TWO),
     ],
