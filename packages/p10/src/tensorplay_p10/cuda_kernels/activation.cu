@@ -23,7 +23,7 @@ template <> struct IsFloat<double> { static constexpr bool value = true; };
   };
 TP_ACT(Mish, x * m_tanh(m_log1p(m_exp(x))))
 // x <= threshold: value, else x; integers: both numbers truncated to the dtype first (the CPU's M(double)).
-TP_ACT(Threshold, x <= A(p.p0) ? A(p.p1) : x)
+TP_ACT(Threshold, x <= as<A>(p.p0) ? as<A>(p.p1) : x)
 // x - lambd above lambd, x + lambd below -lambd, else x * 0 (NaN stays NaN).
 TP_ACT(Softshrink, x > A(p.p0) ? A(x - A(p.p0)) : (x < -A(p.p0) ? A(x + A(p.p0)) : A(x * A(0))))
 TP_ACT(Hardshrink, x >= -A(p.p0) && x <= A(p.p0) ? A(0) : x)
@@ -47,7 +47,7 @@ struct Hardtanh {
       return y > A(p.p1) ? A(p.p1) : y;
     } else {
       const double y = double(x) < p.p0 ? p.p0 : double(x);
-      return A(y > p.p1 ? p.p1 : y);
+      return as<A>(y > p.p1 ? p.p1 : y);
     }
   }
 };

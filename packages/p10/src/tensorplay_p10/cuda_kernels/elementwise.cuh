@@ -40,6 +40,14 @@ template <typename R, typename V> __device__ __forceinline__ R put(V v) {
   else return store<R>(v);
 }
 
+// An op's number (p0..p2) in the math type A. Integers go through int64 and wrap, as the CPU's conversion of a
+// double to a narrow integer does there (a direct double -> uint8 conversion saturates on the device instead).
+template <typename A> __device__ __forceinline__ A as(double v) {
+  if constexpr (SameType<A, float>::value || SameType<A, double>::value) return A(v);
+  else if constexpr (SameType<A, bool>::value) return v != 0.0;
+  else return A((long long)v);
+}
+
 // ---- Note [16-byte packs] ----------------------------------------------------------------------------------
 // A bandwidth-bound loop that moves one element per instruction leaves most of the memory system idle. On
 // contiguous data each thread instead loads N = 16 / max(sizeof(T), sizeof(R)) elements of every input as one

@@ -4,7 +4,7 @@
 // CPU op (kernels/ternary.cpp) on meta tensors for the result and cast the operands to its dtype T. Loops and
 // entry points: elementwise.cuh; in the three-input strided form the third operand (lerp's weight, addc's
 // tensor2) arrives contiguous, of the output's shape. p0 is lerp's number weight or addc's value, converted to
-// the math type as the CPU's weight.to<M>() / value.to<M>().
+// the math type as the CPU's weight.to<M>() / value.to<M>() (integers through int64: elementwise.cuh as<A>).
 #include "elementwise.cuh"
 
 TP_MATH1(m_fabs, fabsf, fabs)
@@ -27,7 +27,7 @@ struct LerpTensor {
 // self + value t1 t2 and self + value t1 / t2, in the math type (integers wrap as the CPU's).
 struct Addcmul {
   template <typename A> __device__ __forceinline__ A operator()(A s, A a, A b, const P3 &p) const {
-    return A(s + A(p.p0) * a * b);
+    return A(s + as<A>(p.p0) * a * b);
   }
 };
 struct Addcdiv {
