@@ -44,6 +44,7 @@ Target begin(const Form &f, const Tensor &meta, const std::vector<Tensor> &input
   all.push_back(f.out);
   const int dev = common_device(f.op, all, true);
   const Device device{DeviceType::CUDA, int8_t(dev)};
+  DeviceGuard guard(dev);  // a new result is allocated on the op's device
   return {dev, device, result_tensor(f.op, f.out, meta, device)};
 }
 
@@ -64,22 +65,24 @@ void run(const char *op, const Kernel &k, const Target &t, const std::vector<Ten
   const size_t count = inputs.size();
   TP_CHECK(count >= 1 && count <= 3, Runtime, op, ": elementwise kernels take 1 to 3 inputs, got ", count);
 
+  // CUDA inputs in the compute dtype; CPU numbers stay numbers for now.
+  std::vector<Tensor> x;
+  for (const Tensor &in : inputs) x.push_back(is_cpu_number(in) ? in : on_device(in, k.ct, t.device));
   // Two inputs, one a CPU number and the other laid out as the result: the scalar form.
-  if (count == 2 && flat && is_cpu_number(inputs[0]) != is_cpu_number(inputs[1])) {
-    const int si = is_cpu_number(inputs[0]) ? 0 : 1;
-    const Tensor x = on_device(inputs[1 - si], k.ct, t.device);
-    if (dense(x)) {
+  if (count == 2 && flat && is_cpu_number(x[0]) != is_cpu_number(x[1])) {
+    const int si = is_cpu_number(x[0]) ? 0 : 1;
+    if (dense(x[1 - si])) {
       TP_DISPATCH_ALL(k.ct, op, [&]<typename T>() {
         if constexpr (!is_complex_dtype<T>)
-          launch(fn("scalar"), flat_cfg, stream, n, res.data_ptr(), x.data_ptr(), number_as<T>(inputs[si]),
+          launch(fn("scalar"), flat_cfg, stream, n, res.data_ptr(), x[1 - si].data_ptr(), number_as<T>(x[si]),
                  int(si == 0), p0, p1, p2);
       });
       if (res.impl() != out.impl()) device_copy(out, res);
       return;
     }
   }
-  std::vector<Tensor> x;
-  for (const Tensor &in : inputs) x.push_back(on_device(in, k.ct, t.device));
+  for (Tensor &v : x)
+    if (is_cpu_number(v)) v = on_device(v, k.ct, t.device);  // a 0-d device tensor, broadcast by stride 0
   // The third input is read by the linear output index: contiguous, of the result's shape.
   if (count == 3 && !dense(x[2])) {
     Tensor c = empty_tensor(res.sizes(), k.ct, t.device);
