@@ -283,21 +283,25 @@ def test_dtype_errors_match_the_cpu():
 def test_views_empty_and_zero_dim():
     base = sample((8, 6, 5), tp.float32, 18)
     other = sample((5,), tp.float32, 19).abs() + 0.5
-    for v in (
-        base.transpose(0, 2)[..., :5].transpose(0, 2),
-        base[::2, 1:],
-        tp.flip(base, [0]),
-        base[:0],
-        tp.tensor(2.0),
-    ):
+    views = (
+        (base, lambda t: t.transpose(0, 2)[..., :5].transpose(0, 2)),
+        (base, lambda t: t[::2, 1:]),
+        (base, lambda t: tp.flip(t, [0])),
+        (base, lambda t: t[:0]),
+        (tp.tensor(2.0), lambda t: t),
+    )
+    for src, view in views:  # each view taken on its own device: real strides and offsets on the GPU
+        v = view(src)
         for f in (tp.atan2, tp.remainder, tp.logical_xor):
             w = other if v.dim() else tp.tensor(0.7)
-            got, cpu = f(v.to(DEV), w.to(DEV)), f(v, w)
+            got, cpu = f(view(src.to(DEV)), w.to(DEV)), f(v, w)
             check(got, cpu, np_of(cpu), 2e-6 if f is not tp.logical_xor else 0)
             assert got.shape == cpu.shape
     big = sample((1 << 18) + 5, tp.float32, 20)
-    for x in (big, big[3:]):  # 16-byte packs with a tail, and unaligned
-        check(tp.fmax(x.to(DEV), 0.0), tp.fmax(x, 0.0), np.fmax(np_of(x), 0.0), 0)
+    bd = big.to(DEV)
+    for x, xd in ((big, bd), (big[3:], bd[3:])):  # 16-byte packs with a tail, and unaligned on the device
+        check(tp.fmax(xd, 0.0), tp.fmax(x, 0.0), np.fmax(np_of(x), 0.0), 0)
+        check(tp.atan2(xd, xd), tp.atan2(x, x), np.arctan2(np_of(x), np_of(x)), 2e-6)
 
 
 @pytest.mark.parametrize("dtype", [tp.int8, tp.int64, tp.uint8, tp.float16, tp.float32], ids=str)

@@ -120,26 +120,28 @@ def test_addc(name, dtype):
         want = want % 256
     check(f(s.to(DEV), t1.to(DEV), t2.to(DEV), value=value), f(s, t1, t2, value=value), want, tol)
     # the third operand as a transposed view (materialised for the strided form), in place, out=
-    t2m = sample((12, 5), dtype, 11).t()
+    t2base = sample((12, 5), dtype, 11)
     if name == "addcdiv":
-        t2m = t2m.abs() + 0.5
+        t2base = t2base.abs() + 0.5
+    t2m, t2m_d = t2base.t(), t2base.to(DEV).t()  # transposed on each device
     want = ref(np_of(s), np_of(t1), np_of(t2m))
     if dtype is tp.uint8:
         want = want % 256
     d = s.to(DEV).clone()
-    getattr(tp, name + "_")(d, t1.to(DEV), t2m.to(DEV), value=value)
+    getattr(tp, name + "_")(d, t1.to(DEV), t2m_d, value=value)
     check(d, f(s, t1, t2m, value=value), want, tol)
     out = tp.empty((5, 12), dtype=dtype, device=DEV)
-    f(s.to(DEV), t1.to(DEV), t2m.to(DEV), value=value, out=out)
+    f(s.to(DEV), t1.to(DEV), t2m_d, value=value, out=out)
     check(out, f(s, t1, t2m, value=value), want, tol)
 
 
 def test_addcmul_large_packs_and_tails():
     n = (1 << 18) + 7
     s, a, b = (sample((n,), tp.float32, k) for k in (12, 13, 14))
+    sd, ad, bd = s.to(DEV), a.to(DEV), b.to(DEV)
     for sl in (slice(None), slice(1, None)):  # 16-byte packs with a tail, and unaligned (the plain loop)
         x, y, z = s[sl], a[sl], b[sl]
-        got = tp.addcmul(x.to(DEV), y.to(DEV), z.to(DEV), value=0.5)
+        got = tp.addcmul(sd[sl], ad[sl], bd[sl], value=0.5)
         check(got, tp.addcmul(x, y, z, value=0.5), np_of(x) + 0.5 * np_of(y) * np_of(z), 1e-5)
 
 
@@ -212,9 +214,10 @@ def test_compare_where_maximum_packs(dtype):
     n = 4096 + 13  # a tail for every pack width (2 to 16 elements)
     a, b = sample((n,), dtype, 20), sample((n,), dtype, 21)
     c = sample((n,), tp.bool, 22)
+    ad, bd, cd = a.to(DEV), b.to(DEV), c.to(DEV)
     for sl in (slice(None), slice(1, None), slice(3, None)):  # aligned, and off by one and three elements
         x, y, m = a[sl], b[sl], c[sl]
-        xd, yd, md = x.to(DEV), y.to(DEV), m.to(DEV)
+        xd, yd, md = ad[sl], bd[sl], cd[sl]  # sliced on the device: really unaligned there
         xn, yn = np_of(x), np_of(y)
         check(xd > yd, x > y, (xn > yn).astype(np.float64), 0)
         check(xd == 1, x == 1, (xn == 1).astype(np.float64), 0)  # the scalar form
