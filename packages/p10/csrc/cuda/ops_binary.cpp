@@ -1,10 +1,12 @@
-// ops_binary.cpp — CUDA kernels for add, sub, mul and div (and their in-place and out= forms).
+// ops_binary.cpp — CUDA kernels for add, sub, mul and div (and their in-place and out= forms; div's
+// rounding modes 'trunc' and 'floor' run binary_math.cu's trunc_divide and floor_divide).
 //
 // Where it sits: the CUDA twin of kernels/binary.cpp. The arithmetic is in tensorplay_p10/cuda_kernels/
 // binary.cu; this file does what the CPU loop helper does before its loop: type promotion (result_type, the
 // CPU's own rules), broadcasting, the output's allocation and checks, and the choice of kernel form:
 //   contig (every operand contiguous, no broadcast), scalar (one operand a CPU number, as in `x * 2`: its value
 //   travels as a kernel argument), strided (anything else, Note [Kernel geometry]).
+#include "cuda/elementwise.h"
 #include "cuda/ops_common.h"
 #include "kernels/cast.h"
 #include "loop/tensor_iterator.h"
@@ -102,8 +104,18 @@ Tensor binary(const BinarySpec &spec, const Tensor &a, const Tensor &b, const Sc
   return out;
 }
 
-void no_rounding(const char *op, const std::optional<std::string> &mode) {
-  TP_CHECK(!mode, NotImplemented, op, ": rounding_mode='", mode.value_or(""), "' is not supported on CUDA yet");
+// div with rounding_mode 'trunc' or 'floor': binary_math.cu's trunc_divide or floor_divide, with the checks,
+// result dtype and layout of the CPU op asked on meta (elementwise.h), integer zero divisors refused as there.
+Tensor rounding_div(const char *op, const Tensor &a, const Tensor &b, const std::string &mode, const Tensor &out,
+                    bool inplace) {
+  const Form f{op, op, "div", inplace ? a : out, inplace};
+  const Tensor m = meta_result(f, a, b, std::optional<std::string>(mode));  // 'trunc' | 'floor', else ValueError
+  const Target t = begin(f, m, {a, b});
+  const ScalarType ct = m.dtype();
+  check_real(op, ct);
+  if (is_integral(ct, false) && t.out.numel() > 0) check_no_zero_divisor(op, b, ct);
+  run(op, {"binary_math.cu", mode == "floor" ? "floor_divide" : "trunc_divide", ct, ct}, t, {a, b});
+  return t.out;
 }
 }  // namespace
 
@@ -123,15 +135,15 @@ static Tensor mul_out(const Tensor &a, const Tensor &b, const Tensor &out) {
   return binary({"mul.out", "mul", false, false}, a, b, Scalar(int64_t(1)), out);
 }
 static Tensor div(const Tensor &a, const Tensor &b, std::optional<std::string> mode) {
-  no_rounding("div", mode);
+  if (mode) return rounding_div("div", a, b, *mode, Tensor(), false);
   return binary({"div", "div", false, true}, a, b, Scalar(int64_t(1)), {});
 }
 static Tensor div_(const Tensor &a, const Tensor &b, std::optional<std::string> mode) {
-  no_rounding("div_", mode);
+  if (mode) return rounding_div("div_", a, b, *mode, a, true);
   return binary({"div_", "div", true, true}, a, b, Scalar(int64_t(1)), {});
 }
 static Tensor div_out(const Tensor &a, const Tensor &b, std::optional<std::string> mode, const Tensor &out) {
-  no_rounding("div.out", mode);
+  if (mode) return rounding_div("div.out", a, b, *mode, out, false);
   return binary({"div.out", "div", false, true}, a, b, Scalar(int64_t(1)), out);
 }
 

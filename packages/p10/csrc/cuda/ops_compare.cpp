@@ -5,9 +5,12 @@
 // and where in kernels/ternary.cpp; the arithmetic is tensorplay_p10/cuda_kernels/compare.cu. As in
 // ops_binary.cpp, the operands are promoted to one dtype and broadcast, and one of three kernel forms runs:
 // contig, scalar (one operand a CPU number: its value travels as a kernel argument) or strided (Note [Kernel
-// geometry]). The rules — the result dtype (bool for comparisons), the checks and their messages, the
-// layout — come from the CPU op itself, asked on meta tensors (cuda/ops_meta.h). clamp with tensor bounds is
-// built on maximum and minimum here (ops_unary.cpp).
+// geometry]); contig and scalar move 16-byte packs (Note [16-byte packs] in cuda_kernels/elementwise.cuh).
+// The rules — the result dtype (bool for comparisons), the checks and their messages, the layout — come from
+// the CPU op itself, asked on meta tensors (cuda/ops_meta.h). clamp with tensor bounds is built on maximum and
+// minimum here (ops_unary.cpp).
+#include <algorithm>
+
 #include "cuda/ops_common.h"
 #include "cuda/ops_meta.h"
 #include "kernels/binary_common.h"
@@ -71,13 +74,15 @@ Tensor pair(const PairCall &c, const Tensor &a, const Tensor &b) {
   const Stream stream = stream_for(dev);
   const int64_t n = res.numel();
   const std::string fn = c.kernel;
+  // The contig and scalar forms move 16-byte packs (Note [16-byte packs] in cuda_kernels/elementwise.cuh).
+  const LaunchConfig packed = elementwise_config(dev, n, int(16 / std::max(element_size(ct), element_size(rt))));
   TP_DISPATCH_ALL(ct, c.op, [&]<typename T>() {
     if constexpr (!is_complex_dtype<T>) {
       const Tensor *tensor = nullptr, *number = nullptr;
       if (is_cpu_scalar(y) && !is_cpu_scalar(x)) { tensor = &x; number = &y; }
       if (is_cpu_scalar(x) && !is_cpu_scalar(y)) { tensor = &y; number = &x; }
       if (tensor && res.is_contiguous() && tensor->is_contiguous() && tensor->sizes() == res.sizes()) {
-        launch(kernel(dev, "compare.cu", kname((fn + "_scalar").c_str(), ct)), elementwise_config(dev, n), stream,
+        launch(kernel(dev, "compare.cu", kname((fn + "_scalar").c_str(), ct)), packed, stream,
                n, res.data_ptr(), tensor->data_ptr(), number_as<T>(*number), int(number == &x));
         return;
       }
@@ -85,7 +90,7 @@ Tensor pair(const PairCall &c, const Tensor &a, const Tensor &b) {
       const Tensor ys = is_cpu_scalar(y) ? on_device(y, ct, device) : y;
       if (res.is_contiguous() && xs.is_contiguous() && ys.is_contiguous() && xs.sizes() == res.sizes() &&
           ys.sizes() == res.sizes()) {
-        launch(kernel(dev, "compare.cu", kname((fn + "_contig").c_str(), ct)), elementwise_config(dev, n), stream,
+        launch(kernel(dev, "compare.cu", kname((fn + "_contig").c_str(), ct)), packed, stream,
                n, res.data_ptr(), xs.data_ptr(), ys.data_ptr());
         return;
       }
@@ -126,7 +131,7 @@ static Tensor pow_tensor_scalar(const Tensor &self, const Scalar &exponent) {
   return pow(self, wrapped_scalar(exponent));
 }
 
-// where(cond, a, b): cond is broadcast once into a contiguous bool tensor of the output's shape.
+// where(cond, a, b): the kernels read cond as a contiguous bool tensor of the output's shape.
 static Tensor where_impl(const char *op, const Tensor &cond, const Tensor &self, const Tensor &other, Tensor out) {
   const Tensor mc = meta_like(cond), ma = meta_like(self), mb = meta_like(other);
   if (out.defined()) call_op<Tensor>(TP_OP("where.self_out"), mc, ma, mb, meta_like(out));
@@ -139,13 +144,20 @@ static Tensor where_impl(const char *op, const Tensor &cond, const Tensor &self,
   out = result_tensor(op, out, m, device);
   if (out.numel() == 0) return out;
   Tensor res = out.dtype() == ct ? out : empty_tensor(out.sizes(), ct, device);
-  Tensor c = empty_tensor(res.sizes(), ScalarType::Bool, device);
-  call_op<Tensor>(TP_OP("copy_"), c, cond, false);  // broadcast (and upload, for a CPU 0-d condition)
+  // A bool condition on this device, contiguous and of the result's shape, is read as it is; any other is
+  // broadcast into one first (and uploaded, for a CPU 0-d condition): one extra pass, so not in the common case.
+  Tensor c = cond;
+  if (!(cond.device() == device && cond.dtype() == ScalarType::Bool && cond.is_contiguous() &&
+        cond.sizes() == res.sizes())) {
+    c = empty_tensor(res.sizes(), ScalarType::Bool, device);
+    call_op<Tensor>(TP_OP("copy_"), c, cond, false);
+  }
   const Tensor x = on_device(self, ct, device), y = on_device(other, ct, device);
   const int64_t n = res.numel();
   if (res.is_contiguous() && x.is_contiguous() && y.is_contiguous() && x.sizes() == res.sizes() &&
       y.sizes() == res.sizes()) {
-    launch(kernel(dev, "compare.cu", kname("where_contig", ct)), elementwise_config(dev, n), stream_for(dev), n,
+    const LaunchConfig packed = elementwise_config(dev, n, int(16 / element_size(ct)));
+    launch(kernel(dev, "compare.cu", kname("where_contig", ct)), packed, stream_for(dev), n,
            res.data_ptr(), c.data_ptr(), x.data_ptr(), y.data_ptr());
   } else {
     const KernelGeometry g = make_geometry(res.sizes(), {&res, &x, &y}, op);

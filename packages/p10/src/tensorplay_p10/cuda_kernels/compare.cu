@@ -9,7 +9,9 @@
 // Comparisons write bool; the others write T. Arithmetic runs in OpMath<T> (float32 for 16-bit floats).
 // where_<form>_<T> reads its condition as a contiguous bool tensor of the output's shape (the host broadcasts
 // it), indexed by the linear output index, which Geometry's index order matches.
-#include "common.cuh"
+// The contig and scalar forms (and where's contig form) move 16-byte packs: Note [16-byte packs] in
+// elementwise.cuh (4 floats in, 4 bools out as one 32-bit store); the strided forms stay one element a thread.
+#include "elementwise.cuh"
 
 // ---- comparisons: bool f(A a, A b) -------------------------------------------------------------------------
 #define TP_CMP_FN(Name, expr)                                                                               \
@@ -65,15 +67,49 @@ struct Pow {
 // ---- loops: R is the stored result type (bool or T) --------------------------------------------------------
 template <typename T, typename R, typename Op>
 __device__ void pair_contig(int64 n, R *out, const T *a, const T *b) {
+  constexpr int N = PackWidth<T, R>::value;
   const Op op;
-  TP_GRID_STRIDE(i, n) out[i] = store<R>(op(load(a[i]), load(b[i])));
+  int64 done = 0;
+  if (aligned_to(out, sizeof(R) * N) && aligned_to(a, sizeof(T) * N) && aligned_to(b, sizeof(T) * N)) {
+    const int64 packs = n / N;
+    TP_GRID_STRIDE(i, packs) {
+      const Pack<T, N> x = reinterpret_cast<const Pack<T, N> *>(a)[i];
+      const Pack<T, N> y = reinterpret_cast<const Pack<T, N> *>(b)[i];
+      Pack<R, N> z;
+#pragma unroll
+      for (int k = 0; k < N; ++k) z.v[k] = store<R>(op(load(x.v[k]), load(y.v[k])));
+      reinterpret_cast<Pack<R, N> *>(out)[i] = z;
+    }
+    done = packs * N;
+  }
+  TP_GRID_STRIDE(j, n - done) out[done + j] = store<R>(op(load(a[done + j]), load(b[done + j])));
 }
 
 template <typename T, typename R, typename Op, typename A>
 __device__ void pair_scalar(int64 n, R *out, const T *a, A b, int b_first) {
+  constexpr int N = PackWidth<T, R>::value;
   const Op op;
-  if (b_first) TP_GRID_STRIDE(i, n) out[i] = store<R>(op(b, load(a[i])));
-  else TP_GRID_STRIDE(i, n) out[i] = store<R>(op(load(a[i]), b));
+  int64 done = 0;
+  if (aligned_to(out, sizeof(R) * N) && aligned_to(a, sizeof(T) * N)) {
+    const int64 packs = n / N;
+    TP_GRID_STRIDE(i, packs) {
+      const Pack<T, N> x = reinterpret_cast<const Pack<T, N> *>(a)[i];
+      Pack<R, N> z;
+      if (b_first) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) z.v[k] = store<R>(op(b, load(x.v[k])));
+      } else {
+#pragma unroll
+        for (int k = 0; k < N; ++k) z.v[k] = store<R>(op(load(x.v[k]), b));
+      }
+      reinterpret_cast<Pack<R, N> *>(out)[i] = z;
+    }
+    done = packs * N;
+  }
+  TP_GRID_STRIDE(j, n - done) {
+    const int64 i = done + j;
+    out[i] = b_first ? store<R>(op(b, load(a[i]))) : store<R>(op(load(a[i]), b));
+  }
 }
 
 template <typename T, typename R, typename Op>
@@ -116,7 +152,22 @@ TP_PAIR_ALL(pow, Pow, TP_SAME)
 
 // ---- where(cond, a, b) -------------------------------------------------------------------------------------
 template <typename T> __device__ void where_contig(int64 n, T *out, const bool *cond, const T *a, const T *b) {
-  TP_GRID_STRIDE(i, n) out[i] = cond[i] ? a[i] : b[i];
+  constexpr int N = 16 / sizeof(T);
+  int64 done = 0;
+  if (aligned_to(out, 16) && aligned_to(a, 16) && aligned_to(b, 16) && aligned_to(cond, N)) {
+    const int64 packs = n / N;
+    TP_GRID_STRIDE(i, packs) {
+      const Pack<bool, N> c = reinterpret_cast<const Pack<bool, N> *>(cond)[i];
+      const Pack<T, N> x = reinterpret_cast<const Pack<T, N> *>(a)[i];
+      const Pack<T, N> y = reinterpret_cast<const Pack<T, N> *>(b)[i];
+      Pack<T, N> z;
+#pragma unroll
+      for (int k = 0; k < N; ++k) z.v[k] = c.v[k] ? x.v[k] : y.v[k];
+      reinterpret_cast<Pack<T, N> *>(out)[i] = z;
+    }
+    done = packs * N;
+  }
+  TP_GRID_STRIDE(j, n - done) out[done + j] = cond[done + j] ? a[done + j] : b[done + j];
 }
 template <typename T>
 __device__ void where_strided(int64 n, const Geometry &g, T *out, const bool *cond, const T *a, const T *b) {
