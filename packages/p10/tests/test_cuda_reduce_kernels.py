@@ -1,4 +1,4 @@
-"""The reduction and scan kernels compile through NVRTC and hold every name the C++ ops ask for (no GPU needed).
+"""Reduction and scan kernels compile through NVRTC and hold every name the C++ ops ask for (no GPU needed).
 
 csrc/cuda/ops_reduce_plan.cpp asks for `<base>_{inner,cols,final}_<dtype>` (reduce_sums.cu, reduce_order.cu,
 reduce_stats.cu) and csrc/cuda/ops_scan.cpp for `<base>_{rows,totals,cols}_<dtype>` (scan.cu); the bases and
@@ -35,7 +35,12 @@ def _ptx(name: str) -> set[str]:
 @pytest.mark.parametrize("module", sorted(REDUCE))
 def test_reduce_kernel_names_match_what_the_ops_request(module):
     entries = _ptx(module)
-    want = {f"{b}_{form}_{t}" for b, dts in REDUCE[module].items() for form in ("inner", "cols", "final") for t in dts}
+    want = {
+        f"{b}_{form}_{t}"
+        for b, dts in REDUCE[module].items()
+        for form in ("inner", "cols", "final")
+        for t in dts
+    }
     assert not want - entries, sorted(want - entries)
 
 
