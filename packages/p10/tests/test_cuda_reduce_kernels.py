@@ -1,7 +1,7 @@
 """Reduction and scan kernels compile through NVRTC and hold every name the C++ ops ask for (no GPU needed).
 
 csrc/cuda/ops_reduce_plan.cpp asks for `<base>_{inner,cols,final}_<dtype>` (reduce_sums.cu, reduce_order.cu,
-reduce_stats.cu) and csrc/cuda/ops_scan.cpp for `<base>_{rows,totals,cols}_<dtype>` (scan.cu); the bases and
+reduce_stats.cu) and csrc/cuda/ops_scan.cpp for `<base>_{rows,cols}_<dtype>` (scan.cu); the bases and
 dtypes below are the ones those files and ops_reduce_{sums,order,stats}.cpp pass.
 """
 
@@ -46,5 +46,5 @@ def test_reduce_kernel_names_match_what_the_ops_request(module):
 
 def test_scan_kernel_names_match_what_the_ops_request():
     entries = _ptx("scan.cu")
-    want = {f"{b}_{form}_{t}" for b, dts in SCAN.items() for form in ("rows", "totals", "cols") for t in dts}
+    want = {f"{b}_{form}_{t}" for b, dts in SCAN.items() for form in ("rows", "cols") for t in dts}
     assert not want - entries, sorted(want - entries)

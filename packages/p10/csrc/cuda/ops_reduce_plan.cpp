@@ -99,8 +99,8 @@ void run_reduce(int dev, const char *module, const char *base, const ReduceLayou
   } else {
     // Columns: 32 adjacent columns per block; a long reduced range is split when there are few column tiles.
     const int64_t tiles = L.outer * ((L.inner + 31) / 32);
-    if (tiles < 4 * sms && L.red >= 256)
-      splits = int(std::clamp<int64_t>((4 * sms + tiles - 1) / tiles, 1, std::min<int64_t>(1024, L.red / 64)));
+    if (tiles < 8 * sms && L.red >= 256)
+      splits = int(std::clamp<int64_t>((8 * sms + tiles - 1) / tiles, 1, std::min<int64_t>(1024, L.red / 64)));
     if (splits > 1) ws = empty_tensor({nout * splits * kStateBytes}, ScalarType::UInt8, device);
     void *w = splits > 1 ? ws.data_ptr() : nullptr;
     const unsigned grid = unsigned(std::min<int64_t>(tiles, sms * 32));

@@ -3,12 +3,13 @@
 // Where it sits: the CUDA twins of kernels/scan.cpp; the arithmetic is tensorplay_p10/cuda_kernels/scan.cu. The
 // CPU op on meta tensors (ops_meta.h) checks the call and gives the result dtype (int64 for integer cumsum,
 // dtype= when given). The input, contiguous in that dtype, is seen as [outer, n, inner] with n the scanned dim:
-//   - inner == 1: rows, one block per row; a few long rows are cut into chunks and scanned in three passes
-//     (chunk totals, a scan of the totals, the chunks again from their carried prefix);
+//   - inner == 1: rows cut into chunks, one block per chunk, a single pass with decoupled look-back (many short
+//     rows take one thread per row instead);
 //   - inner > 1 with enough (outer, inner) lines to fill the device: one thread per line;
 //   - otherwise (few long lines, e.g. x.cumsum(0) of a [1e6, 4] tensor) the scanned dim is moved last by a
 //     contiguous copy, scanned as rows, and the result copied back into the output's layout.
 #include <algorithm>
+#include <cstdint>
 
 #include "cuda/ops_meta.h"
 #include "cuda/reduce.h"
@@ -18,32 +19,36 @@ namespace tp::p10::cuda {
 
 namespace {
 constexpr const char *kModule = "scan.cu";
-constexpr int64_t kChunk = 8192;        // elements per block in a chunked scan (8 tiles of 256 x 4)
+constexpr int64_t kChunk = 2048;        // TP_SCAN_CHUNK in scan.cu: 256 threads x 8 elements
+constexpr unsigned kScanThreads = 256;  // TP_SCAN_THREADS
 constexpr int64_t kMinLines = 16384;    // fewer (outer, inner) lines than this: transpose and scan rows
-constexpr int64_t kMaxGridY = 65535;
+constexpr int64_t kShortRow = 64;       // many rows this short: one thread per row (the columns kernel)
 
-// Scan the `rows` contiguous rows of `n` elements of x into out0 (and out1), all contiguous.
+// One thread per (outer, inner) line, walking the scanned dim.
+void scan_lines(int dev, const std::string &base, const Tensor &x, int64_t outer, int64_t n, int64_t inner,
+                void *out0, void *out1) {
+  const LaunchConfig c = elementwise_config(dev, outer * inner);
+  launch(kernel(dev, kModule, kname((base + "_cols").c_str(), x.dtype())), c, stream_for(dev), outer, n, inner,
+         static_cast<char *>(out0), static_cast<char *>(out1), x.data_ptr());
+}
+
+// Scan the `rows` contiguous rows of `n` elements of x into out0 (and out1), all contiguous: one block per chunk
+// of kChunk elements, decoupled look-back (scan.cu, Note [Decoupled look-back]).
 void scan_rows(int dev, const std::string &base, const Tensor &x, int64_t rows, int64_t n, void *out0, void *out1) {
-  const ScalarType t = x.dtype();
-  const Stream stream = stream_for(dev);
-  const int64_t sms = properties(dev).multi_processor_count;
-  unsigned block = 32;
-  while (block < 256 && int64_t(block) * 4 < n) block *= 2;
-  const unsigned gy = unsigned(std::min(rows, kMaxGridY));
-  CUfunction rows_fn = kernel(dev, kModule, kname((base + "_rows").c_str(), t));
-  char *o0 = static_cast<char *>(out0), *o1 = static_cast<char *>(out1);
-  const void *in = x.data_ptr();
-  if (rows < 2 * sms && n > 4 * kChunk) {
-    const int64_t nchunks = (n + kChunk - 1) / kChunk;
-    Tensor ws = empty_tensor({rows * nchunks * kStateBytes}, ScalarType::UInt8, x.device());
-    void *w = ws.data_ptr();
-    launch_2d(rows_fn, unsigned(nchunks), gy, 256, 1, stream, rows, n, kChunk, o0, o1, w, 1, in);
-    launch_2d(kernel(dev, kModule, kname((base + "_totals").c_str(), t)), 1, gy, 256, 1, stream, rows, nchunks, w);
-    launch_2d(rows_fn, unsigned(nchunks), gy, 256, 1, stream, rows, n, kChunk, o0, o1, w, 0, in);
+  const int64_t nchunks = (n + kChunk - 1) / kChunk, blocks = rows * nchunks;
+  if ((n <= kShortRow && rows >= kMinLines) || blocks > int64_t(INT32_MAX)) {
+    scan_lines(dev, base, x, rows, n, 1, out0, out1);
     return;
   }
-  launch_2d(rows_fn, 1, gy, block, 1, stream, rows, n, std::max<int64_t>(n, 1), o0, o1, static_cast<void *>(nullptr),
-            0, in);
+  // The ticket counter (an int64) and one flag per chunk, zeroed; then the chunks' aggregates and inclusive
+  // totals (kStateBytes each, never read before written).
+  Tensor ctrl = empty_tensor({2 + blocks}, ScalarType::Int32, x.device());
+  call_op<Tensor>(TP_OP("fill_"), ctrl, Scalar(int64_t(0)));
+  Tensor states = empty_tensor({2 * blocks * kStateBytes}, ScalarType::UInt8, x.device());
+  char *agg = static_cast<char *>(states.data_ptr()), *incl = agg + blocks * kStateBytes;
+  launch(kernel(dev, kModule, kname((base + "_rows").c_str(), x.dtype())), LaunchConfig{unsigned(blocks), kScanThreads, 0},
+         stream_for(dev), n, nchunks, static_cast<char *>(out0), static_cast<char *>(out1),
+         static_cast<int *>(ctrl.data_ptr()), static_cast<void *>(agg), static_cast<void *>(incl), x.data_ptr());
 }
 
 // `self` scanned along `dim` in dtype `rt` with kernels `<base>_*`: the values (and, for cummax/cummin, the
@@ -67,9 +72,7 @@ std::tuple<Tensor, Tensor> scan_cuda(const char *op, const char *base, const Ten
   if (inner == 1) {
     scan_rows(dev, b, x, outer, n, values.data_ptr(), i_ptr);
   } else if (outer * inner >= kMinLines || n == 1) {
-    const LaunchConfig c = elementwise_config(dev, outer * inner);
-    launch(kernel(dev, kModule, kname((b + "_cols").c_str(), rt)), c, stream_for(dev), outer, n, inner,
-           static_cast<char *>(values.data_ptr()), static_cast<char *>(i_ptr), x.data_ptr());
+    scan_lines(dev, b, x, outer, n, inner, values.data_ptr(), i_ptr);
   } else {
     // The scanned dim last: a permuted view, copied contiguous; scanned as rows; copied back.
     Shape sizes, strides;

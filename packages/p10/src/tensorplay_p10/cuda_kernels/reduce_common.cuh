@@ -80,7 +80,8 @@ __device__ void reduce_inner(int64 rows, int64 cols, int splits, char *out0, cha
       for (int64 c = lo + threadIdx.x; c < body; c += blockDim.x) s = op.step(s, row[c], c);
       const int64 nvec = (hi - body) / V;
       const Vec16<T> *vp = reinterpret_cast<const Vec16<T> *>(row + body);
-      for (int64 j = threadIdx.x; j < nvec; j += blockDim.x) {
+#pragma unroll 4
+      for (int64 j = threadIdx.x; j < nvec; j += blockDim.x) {  // unrolled: several loads in flight
         const Vec16<T> v = vp[j];
 #pragma unroll
         for (int k = 0; k < V; ++k) s = op.step(s, v.v[k], body + j * V + k);

@@ -2,21 +2,31 @@
 //
 // Where it sits: launched by csrc/cuda/ops_scan.cpp, which lays the input out as a contiguous [outer, n, inner]
 // block (n the scanned dim) in the dtype the scan runs in. Kernels, per op <op> and dtype <T>:
-//   <op>_rows_<T>:   inner == 1. Block (x, y) scans chunk x of row y (rows grid-strided over y) in tiles of
-//                    kItems * blockDim.x elements: each thread folds kItems consecutive elements, a block-wide
-//                    scan (warp shuffles, then the warp totals) gives each thread its exclusive prefix, and a
-//                    running carry joins the tiles. With one chunk per row that is the whole scan.
-//   <op>_totals_<T>: long rows are cut into chunks (a multi-pass scan): the host first runs <op>_rows_<T> in
-//                    "totals" mode (each chunk's total to the workspace, nothing written), then this kernel
-//                    scans each row's chunk totals in place (one block per row), then <op>_rows_<T> again with
-//                    the workspace: chunk x starts from the inclusive total of chunks 0..x-1.
-//   <op>_cols_<T>:   inner > 1: one thread per (outer, inner) line walks n; neighbouring threads read
-//                    neighbouring columns, so loads coalesce. (The host transposes when there are too few lines.)
+//   <op>_rows_<T>: inner == 1. Each row is cut into chunks of kChunk elements, one block per chunk, all rows'
+//                  chunks in one grid; a single-pass scan with decoupled look-back (Note [Decoupled look-back]).
+//                  A block stages its chunk through shared memory, so global loads and stores stay coalesced
+//                  while each thread scans kItems consecutive elements.
+//   <op>_cols_<T>: inner > 1 (or many short rows, inner == 1): one thread per (outer, inner) line walks n;
+//                  neighbouring threads read neighbouring columns, so loads coalesce. (The host transposes when
+//                  there are too few lines to fill the device.)
 // An op has a state S and: S ident(); S elem(T x, int64 k) (k: the position along the dim); S combine(S a, S b)
-// with a before b — associative, with ident() a two-sided identity; write(S, pos, out0, out1).
+// — associative AND commutative (the look-back folds predecessors in a tree), with ident() its identity;
+// write(S, pos, out0, out1).
+//
+// Note [Decoupled look-back]
+//   (Merrill and Garland's single-pass scan.) Blocks take chunk tickets from an atomic counter, so a block only
+//   ever waits for chunks whose blocks have already started, and the scan cannot deadlock. Each block scans its
+//   chunk, publishes the chunk's total (flag 1: "aggregate"), then warp 0 looks back over up to 32 predecessors
+//   at a time: it folds their aggregates until it meets one with flag 2 ("inclusive": the total of the row up to
+//   and including that chunk) or the row's start, publishes its own inclusive total (flag 2), and the block
+//   writes its chunk from that prefix. A value is written, then __threadfence(), then its flag; a reader reads
+//   the flag, then __threadfence(), then the value — both through volatile accesses, which skip the
+//   (incoherent) L1. The host zeroes the counter and the flags before each launch.
 #include "common.cuh"
 
-#define TP_SCAN_ITEMS 4
+#define TP_SCAN_THREADS 256
+#define TP_SCAN_ITEMS 8
+#define TP_SCAN_CHUNK (TP_SCAN_THREADS * TP_SCAN_ITEMS)  // kChunk in csrc/cuda/ops_scan.cpp
 
 template <typename T> struct Acc { typedef int64 type; };
 template <> struct Acc<float16> { typedef float type; };
@@ -24,11 +34,22 @@ template <> struct Acc<bfloat16> { typedef float type; };
 template <> struct Acc<float> { typedef float type; };
 template <> struct Acc<double> { typedef double type; };
 
-template <typename S> __device__ __forceinline__ S shfl_up_state(S s, int offset) {
-  static_assert(sizeof(S) % 4 == 0, "scan states are whole words");
+template <typename S> __device__ __forceinline__ S shfl_state(S s, int offset, bool up) {
+  static_assert(sizeof(S) % 4 == 0 && sizeof(S) <= 16, "scan states are whole words, at most 16 bytes");
   int *w = reinterpret_cast<int *>(&s);
 #pragma unroll
-  for (int k = 0; k < int(sizeof(S) / 4); ++k) w[k] = __shfl_up_sync(0xffffffffu, w[k], offset);
+  for (int k = 0; k < int(sizeof(S) / 4); ++k)
+    w[k] = up ? __shfl_up_sync(0xffffffffu, w[k], offset) : __shfl_down_sync(0xffffffffu, w[k], offset);
+  return s;
+}
+
+// A state read word by word through volatile loads (Note [Decoupled look-back]).
+template <typename S> __device__ __forceinline__ S load_volatile(const S *p) {
+  S s;
+  const volatile int *src = reinterpret_cast<const volatile int *>(p);
+  int *dst = reinterpret_cast<int *>(&s);
+#pragma unroll
+  for (int k = 0; k < int(sizeof(S) / 4); ++k) dst[k] = src[k];
   return s;
 }
 
@@ -39,18 +60,18 @@ template <typename Op, typename S> __device__ __forceinline__ S block_exclusive(
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
   S incl = v;
   for (int off = 1; off < 32; off <<= 1) {
-    const S up = shfl_up_state(incl, off);
+    const S up = shfl_state(incl, off, true);
     if (lane >= off) incl = op.combine(up, incl);
   }
-  S excl = shfl_up_state(incl, 1);
+  S excl = shfl_state(incl, 1, true);
   if (lane == 0) excl = op.ident();
-  __syncthreads();  // the previous tile's readers are done
+  __syncthreads();  // a previous call's readers are done
   if (lane == 31) warp_incl[warp] = incl;
   __syncthreads();
   if (warp == 0) {
     S w = lane < nwarps ? warp_incl[lane] : op.ident();
     for (int off = 1; off < 32; off <<= 1) {
-      const S up = shfl_up_state(w, off);
+      const S up = shfl_state(w, off, true);
       if (lane >= off) w = op.combine(up, w);
     }
     if (lane < nwarps) warp_incl[lane] = w;
@@ -61,60 +82,100 @@ template <typename Op, typename S> __device__ __forceinline__ S block_exclusive(
   return excl;
 }
 
-// Chunk blockIdx.x of row blockIdx.y (+ k * gridDim.y). `ws` (rows x nchunks states) is null for a one-chunk
-// scan; with `totals_only` the chunk's total goes to ws and nothing is written; otherwise a chunk after the
-// first starts from ws[chunk - 1], the scanned totals.
-template <typename Op, typename T>
-__device__ void scan_rows(int64 rows, int64 n, int64 chunk, char *out0, char *out1, typename Op::S *ws,
-                          int totals_only, const T *in) {
-  typedef typename Op::S S;
-  const Op op;
-  const int64 nchunks = (n + chunk - 1) / chunk;
-  const int64 c = blockIdx.x;
-  for (int64 r = blockIdx.y; r < rows; r += gridDim.y) {
-    const int64 lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
-    S carry = (ws && !totals_only && c > 0) ? ws[r * nchunks + c - 1] : op.ident();
-    const T *row = in + r * n;
-    for (int64 base = lo; base < hi; base += int64(blockDim.x) * TP_SCAN_ITEMS) {
-      const int64 first = base + int64(threadIdx.x) * TP_SCAN_ITEMS;
-      S items[TP_SCAN_ITEMS];
-      S mine = op.ident();
-#pragma unroll
-      for (int k = 0; k < TP_SCAN_ITEMS; ++k) {
-        items[k] = first + k < hi ? op.elem(row[first + k], first + k) : op.ident();
-        mine = op.combine(mine, items[k]);
-      }
-      S total;
-      S prefix = op.combine(carry, block_exclusive(op, mine, total));
-      carry = op.combine(carry, total);
-      if (!totals_only) {
-#pragma unroll
-        for (int k = 0; k < TP_SCAN_ITEMS; ++k) {
-          prefix = op.combine(prefix, items[k]);
-          if (first + k < hi) op.write(prefix, r * n + first + k, out0, out1);
-        }
-      }
+// Warp 0 of the block holding ticket t (chunk c of its row): publish, look back, publish; returns the prefix of
+// the chunk (the row's total before it) in lane 0. Note [Decoupled look-back].
+template <typename Op, typename S>
+__device__ S look_back(const Op &op, int64 t, int64 c, S total, volatile int *flags, S *agg, S *incl) {
+  const int lane = threadIdx.x & 31;
+  if (c == 0) {
+    if (lane == 0) {
+      incl[t] = total;
+      __threadfence();
+      flags[t] = 2;
     }
-    if (totals_only && threadIdx.x == 0) ws[r * nchunks + c] = carry;
+    return op.ident();
   }
+  if (lane == 0) {
+    agg[t] = total;
+    __threadfence();
+    flags[t] = 1;
+  }
+  const int64 row_first = t - c;
+  S prefix = op.ident();
+  for (int64 base = t - 1;; base -= 32) {
+    const int64 p = base - lane;  // lane 0 the nearest predecessor
+    int f = 3;                    // 3: before the row's first chunk, an identity that ends the walk
+    if (p >= row_first) {
+      do {
+        f = flags[p];
+      } while (f == 0);
+    }
+    __threadfence();
+    S v = f == 1 ? load_volatile(agg + p) : f == 2 ? load_volatile(incl + p) : op.ident();
+    const unsigned stop = __ballot_sync(0xffffffffu, f >= 2);
+    const int last = stop ? __ffs(stop) - 1 : 31;  // the nearest lane that ends the walk
+    if (lane > last) v = op.ident();
+    for (int off = 16; off > 0; off >>= 1) v = op.combine(v, shfl_state(v, off, false));
+    if (lane == 0) prefix = op.combine(v, prefix);
+    if (stop) break;
+  }
+  if (lane == 0) {
+    incl[t] = op.combine(prefix, total);
+    __threadfence();
+    flags[t] = 2;
+  }
+  return prefix;
 }
 
-// Row blockIdx.y's `nchunks` chunk totals scanned in place (inclusive).
-template <typename Op>
-__device__ void scan_totals(int64 rows, int64 nchunks, typename Op::S *ws) {
+// One chunk of one row per block (blockDim.x == TP_SCAN_THREADS). ctrl: an int64 ticket counter, then one int
+// flag per chunk of every row (all zero at launch); agg, incl: one state per chunk.
+template <typename Op, typename T>
+__device__ void scan_rows(int64 n, int64 nchunks, char *out0, char *out1, int *ctrl, typename Op::S *agg,
+                          typename Op::S *incl, const T *in) {
   typedef typename Op::S S;
   const Op op;
-  for (int64 r = blockIdx.y; r < rows; r += gridDim.y) {
-    S carry = op.ident();
-    S *t = ws + r * nchunks;
-    for (int64 base = 0; base < nchunks; base += blockDim.x) {
-      const int64 k = base + threadIdx.x;
-      const S v = k < nchunks ? t[k] : op.ident();
-      S total;
-      const S excl = block_exclusive(op, v, total);
-      if (k < nchunks) t[k] = op.combine(op.combine(carry, excl), v);
-      carry = op.combine(carry, total);
-    }
+  __shared__ S tile[TP_SCAN_CHUNK + TP_SCAN_CHUNK / 32];  // padded: thread-consecutive reads skip bank conflicts
+  __shared__ int64 s_ticket;
+  __shared__ S s_prefix;
+  if (threadIdx.x == 0) s_ticket = int64(atomicAdd(reinterpret_cast<unsigned long long *>(ctrl), 1ull));
+  __syncthreads();
+  const int64 t = s_ticket, r = t / nchunks, c = t % nchunks;
+  const int64 lo = c * TP_SCAN_CHUNK, m = n - lo < TP_SCAN_CHUNK ? n - lo : TP_SCAN_CHUNK;
+  const T *src = in + r * n + lo;
+#pragma unroll
+  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {  // striped: coalesced
+    const int j = k * TP_SCAN_THREADS + threadIdx.x;
+    tile[j + (j >> 5)] = j < m ? op.elem(src[j], lo + j) : op.ident();
+  }
+  __syncthreads();
+  S items[TP_SCAN_ITEMS];
+  S mine = op.ident();
+#pragma unroll
+  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {  // blocked: thread i holds elements i * kItems ...
+    const int j = threadIdx.x * TP_SCAN_ITEMS + k;
+    items[k] = tile[j + (j >> 5)];
+    mine = op.combine(mine, items[k]);
+  }
+  S total;
+  const S excl = block_exclusive(op, mine, total);
+  if (threadIdx.x < 32) {
+    const S prefix = look_back(op, t, c, total, reinterpret_cast<volatile int *>(ctrl + 2), agg, incl);
+    if (threadIdx.x == 0) s_prefix = prefix;
+  }
+  __syncthreads();
+  S run = op.combine(s_prefix, excl);
+#pragma unroll
+  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {
+    const int j = threadIdx.x * TP_SCAN_ITEMS + k;
+    run = op.combine(run, items[k]);
+    tile[j + (j >> 5)] = run;
+  }
+  __syncthreads();
+  char *o0 = out0, *o1 = out1;
+#pragma unroll
+  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {  // striped again: coalesced stores
+    const int j = k * TP_SCAN_THREADS + threadIdx.x;
+    if (j < m) op.write(tile[j + (j >> 5)], r * n + lo + j, o0, o1);
   }
 }
 
@@ -152,8 +213,9 @@ template <typename T> using CumsumOp = CumOp<T, false>;
 template <typename T> using CumprodOp = CumOp<T, true>;
 
 // cummax / cummin, PyTorch's CPU rule (kernels/scan.cpp): a later element replaces the running best when it is
-// NaN, or when the best is not NaN and the element is >= (<=) it. That is the maximum of the key (is NaN,
-// value, index), an associative combine; index -1 marks the identity.
+// NaN, or when the best is not NaN and the element is >= (<=) it. That is the maximum of the key (is NaN, value,
+// index) — NaN above every number, and on equal values (or two NaNs) the later index — which makes combine
+// commutative as well as associative; index -1 marks the identity.
 template <typename T, bool IsMax> struct CumBestOp {
   typedef typename OpMath<T>::type M;
   struct S {
@@ -165,8 +227,10 @@ template <typename T, bool IsMax> struct CumBestOp {
   __device__ __forceinline__ S combine(S a, S b) const {
     if (b.i < 0) return a;
     if (a.i < 0) return b;
-    const bool take = b.v != b.v || (a.v == a.v && (IsMax ? b.v >= a.v : b.v <= a.v));
-    return take ? b : a;
+    const bool an = a.v != a.v, bn = b.v != b.v;
+    if (an != bn) return an ? a : b;
+    if (!an && a.v != b.v) return (IsMax ? b.v > a.v : b.v < a.v) ? b : a;
+    return b.i > a.i ? b : a;  // equal values, or both NaN: the later index
   }
   __device__ __forceinline__ void write(S s, int64 pos, char *out0, char *out1) const {
     reinterpret_cast<T *>(out0)[pos] = store<T>(s.v);
@@ -204,12 +268,10 @@ template <typename T> struct LogCumSumExpOp {
 };
 
 #define TP_SCAN_KERNELS(name, OpT, T)                                                                        \
-  extern "C" __global__ void name##_rows_##T(int64 rows, int64 n, int64 chunk, char *out0, char *out1,       \
-                                             OpT<T>::S *ws, int totals_only, const T *in) {                  \
-    scan_rows<OpT<T>, T>(rows, n, chunk, out0, out1, ws, totals_only, in);                                   \
-  }                                                                                                          \
-  extern "C" __global__ void name##_totals_##T(int64 rows, int64 nchunks, OpT<T>::S *ws) {                   \
-    scan_totals<OpT<T>>(rows, nchunks, ws);                                                                  \
+  extern "C" __global__ void __launch_bounds__(TP_SCAN_THREADS)                                              \
+      name##_rows_##T(int64 n, int64 nchunks, char *out0, char *out1, int *ctrl, OpT<T>::S *agg,            \
+                      OpT<T>::S *incl, const T *in) {                                                        \
+    scan_rows<OpT<T>, T>(n, nchunks, out0, out1, ctrl, agg, incl, in);                                       \
   }                                                                                                          \
   extern "C" __global__ void name##_cols_##T(int64 outer, int64 n, int64 inner, char *out0, char *out1,      \
                                              const T *in) {                                                  \
