@@ -152,7 +152,9 @@ def test_amax_amin(dtype, dim, keepdim):
 @pytest.mark.parametrize("dtype", FLOATS + INTS + [tp.bool], ids=str)
 def test_max_dim_argmax_first_index(dtype):
     # Few distinct values: many ties, so "the FIRST index" is tested in rows, columns and split layouts.
-    for shape, dim in (((7, 40), 1), ((40, 7), 0), ((3, 70000), 1), ((5000, 3), 0), ((2, 3, 4), 1)):
+    # rows; columns (and 16-byte vectors of columns: 96 = a multiple of 4 and 2); split rows and columns
+    shapes = (((7, 40), 1), ((40, 7), 0), ((64, 96), 0), ((3, 70000), 1), ((5000, 3), 0), ((2, 3, 4), 1))
+    for shape, dim in shapes:
         x = make(shape, dtype, 8)
         a = f64(x)
         for name, ref in (("max", np.argmax), ("min", np.argmin)):
@@ -203,6 +205,11 @@ def test_layouts_transposed_sliced_long():
     assert f64(xb.reshape(1, -1).amin(1))[0] == big.min()
     col = tp.from_numpy(big[:3_000_000].reshape(-1, 4).copy()).cuda()
     np.testing.assert_array_equal(f64(col.amax(0)), big[:3_000_000].reshape(-1, 4).max(0))
+    flat = tp.from_numpy(a.reshape(-1)).to(tp.float32).cuda()
+    off = flat[1 : 1 + 47 * 48].reshape(47, 48)  # one element past an aligned start: no vector loads
+    ref = a.reshape(-1)[1 : 1 + 47 * 48].reshape(47, 48).astype(np.float32)
+    np.testing.assert_array_equal(f64(off.amax(0)), ref.max(0))
+    np.testing.assert_array_equal(f64(off.argmax(1)), ref.argmax(1))
     three = tp.from_numpy(a.reshape(4, 16, 48)).cuda()  # reduced dims (0, 2) not adjacent: a copy
     np.testing.assert_array_equal(f64(three.amax((0, 2))), a.reshape(4, 16, 48).max((0, 2)))
 

@@ -1,8 +1,8 @@
 """Reduction and scan kernels compile through NVRTC and hold every name the C++ ops ask for (no GPU needed).
 
-csrc/cuda/ops_reduce_plan.cpp asks for `<base>_{inner,cols,final}_<dtype>` (reduce_sums.cu, reduce_order.cu,
-reduce_stats.cu) and csrc/cuda/ops_scan.cpp for `<base>_{rows,cols}_<dtype>` (scan.cu); the bases and
-dtypes below are the ones those files and ops_reduce_{sums,order,stats}.cpp pass.
+csrc/cuda/ops_reduce_plan.cpp asks for `<base>_{inner,cols,colsv,final}_<dtype>` (reduce_sums.cu,
+reduce_order.cu, reduce_stats.cu) and csrc/cuda/ops_scan.cpp for `<base>_{rows,cols}_<dtype>` (scan.cu); the
+bases and dtypes below are the ones those files and ops_reduce_{sums,order,stats}.cpp pass.
 """
 
 import re
@@ -38,7 +38,7 @@ def test_reduce_kernel_names_match_what_the_ops_request(module):
     want = {
         f"{b}_{form}_{t}"
         for b, dts in REDUCE[module].items()
-        for form in ("inner", "cols", "final")
+        for form in ("inner", "cols", "colsv", "final")
         for t in dts
     }
     assert not want - entries, sorted(want - entries)

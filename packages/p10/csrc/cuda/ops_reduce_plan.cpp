@@ -4,6 +4,7 @@
 // Where it sits: shared by ops_reduce_sums.cpp, ops_reduce_order.cpp and ops_reduce_stats.cpp; the kernels it
 // launches are reduce_common.cuh's loops instantiated per op (reduce_sums.cu, reduce_order.cu, reduce_stats.cu).
 #include <algorithm>
+#include <cstdint>
 
 #include "cuda/reduce.h"
 
@@ -97,15 +98,19 @@ void run_reduce(int dev, const char *module, const char *base, const ReduceLayou
     launch_2d(kernel(dev, module, kname((b + "_inner").c_str(), t)), grid, unsigned(splits), block, 1, stream,
               rows, cols, splits, o0, o1, w, in, p, mode);
   } else {
-    // Columns: 32 adjacent columns per block; a long reduced range is split when there are few column tiles.
-    const int64_t tiles = L.outer * ((L.inner + 31) / 32);
+    // Columns: 32 threads across adjacent columns per block, each thread 1 column or (colsv) one 16-byte vector
+    // of them; a long reduced range is split when there are few column tiles.
+    const int64_t item = L.x->itemsize(), vec = 16 / item;
+    const bool vectorised = (item == 4 || item == 8) && L.inner % vec == 0 &&
+                            reinterpret_cast<uintptr_t>(L.x.data_ptr()) % 16 == 0;
+    const int64_t per_tile = 32 * (vectorised ? vec : 1), tiles = L.outer * ((L.inner + per_tile - 1) / per_tile);
     if (tiles < 8 * sms && L.red >= 256)
       splits = int(std::clamp<int64_t>((8 * sms + tiles - 1) / tiles, 1, std::min<int64_t>(1024, L.red / 64)));
     if (splits > 1) ws = empty_tensor({nout * splits * kStateBytes}, ScalarType::UInt8, device);
     void *w = splits > 1 ? ws.data_ptr() : nullptr;
     const unsigned grid = unsigned(std::min<int64_t>(tiles, sms * 32));
-    launch_2d(kernel(dev, module, kname((b + "_cols").c_str(), t)), grid, unsigned(splits), 32, 8, stream, L.outer,
-              L.red, L.inner, splits, o0, o1, w, in, p, mode);
+    launch_2d(kernel(dev, module, kname((b + (vectorised ? "_colsv" : "_cols")).c_str(), t)), grid,
+              unsigned(splits), 32, 8, stream, L.outer, L.red, L.inner, splits, o0, o1, w, in, p, mode);
   }
   if (splits > 1) {
     const unsigned grid = unsigned(std::min<int64_t>((nout + 7) / 8, sms * 32));

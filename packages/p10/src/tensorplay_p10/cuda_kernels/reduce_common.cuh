@@ -7,6 +7,8 @@
 //   <op>_cols_<T>:  inner > 1, the reduced dim strides over `inner` contiguous columns. A block of 32 x 8
 //                   threads takes 32 adjacent columns (coalesced loads), its 8 rows of threads split the reduced
 //                   range and meet in shared memory; gridDim.y splits a long reduced range over blocks.
+//   <op>_colsv_<T>: the same with 4 (or 2) adjacent columns per thread read as one 16-byte vector (4- and
+//                   8-byte types, inner a multiple of the vector, an aligned input).
 //   <op>_final_<T>: with splits > 1 both write one state per (output, split) to a workspace; this second pass
 //                   folds each output's states (one warp per output) and finishes it. Two passes instead of
 //                   atomics: the result does not depend on the order blocks finish in.
@@ -96,8 +98,10 @@ __device__ void reduce_inner(int64 rows, int64 cols, int splits, char *out0, cha
   }
 }
 
-// blockDim = (32, 8): threadIdx.x picks the column, threadIdx.y a stride of the reduced range.
-template <typename Op, typename T>
+// blockDim = (32, 8): threadIdx.x picks V adjacent columns, threadIdx.y a stride of the reduced range. V > 1
+// (the _colsv_ kernels) reads the V columns as one 16-byte vector: the host launches them only when inner is a
+// multiple of V and the input is 16-byte aligned, so every row of V columns is aligned too.
+template <typename Op, typename T, int V>
 __device__ void reduce_cols(int64 outer, int64 red, int64 inner, int splits, char *out0, char *out1,
                             typename Op::S *ws, const T *in, double p, int mode) {
   typedef typename Op::S S;
@@ -105,28 +109,46 @@ __device__ void reduce_cols(int64 outer, int64 red, int64 inner, int splits, cha
   Op op;
   op.p = p;
   op.mode = mode;
-  const int64 itiles = (inner + 31) / 32, tiles = outer * itiles;
+  const int64 itiles = (inner + 32 * V - 1) / (32 * V), tiles = outer * itiles;
   const int64 per = (red + splits - 1) / splits;
   const int64 lo = int64(blockIdx.y) * per, hi = lo + per < red ? lo + per : red;
   for (int64 t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const int64 o = t / itiles, i = (t % itiles) * 32 + threadIdx.x;
-    S s = op.init();
+    const int64 o = t / itiles, i = (t % itiles) * 32 * V + int64(threadIdx.x) * V;
+    S s[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) s[k] = op.init();
     if (i < inner) {
       const T *col = in + o * red * inner + i;
+      if (V == 1) {
 #pragma unroll 4
-      for (int64 r = lo + threadIdx.y; r < hi; r += blockDim.y) s = op.step(s, col[r * inner], r);
+        for (int64 r = lo + threadIdx.y; r < hi; r += blockDim.y) s[0] = op.step(s[0], col[r * inner], r);
+      } else {
+#pragma unroll 2
+        for (int64 r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+          const Vec16<T> v = *reinterpret_cast<const Vec16<T> *>(col + r * inner);
+#pragma unroll
+          for (int k = 0; k < V; ++k) s[k] = op.step(s[k], v.v[k], r);
+        }
+      }
     }
-    __syncthreads();  // the previous tile's readers are done
-    part[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && i < inner) {
-      for (int k = 1; k < int(blockDim.y); ++k) s = op.merge(s, part[k][threadIdx.x]);
-      const int64 out = o * inner + i;
-      if (splits == 1) op.finish(s, out, out0, out1);
-      else ws[out * splits + blockIdx.y] = s;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {  // the 8 rows of threads meet in shared memory, one column of V at a time
+      __syncthreads();             // the previous round's readers are done
+      part[threadIdx.y][threadIdx.x] = s[k];
+      __syncthreads();
+      if (threadIdx.y == 0 && i + k < inner) {
+        S a = s[k];
+        for (int q = 1; q < int(blockDim.y); ++q) a = op.merge(a, part[q][threadIdx.x]);
+        const int64 out = o * inner + i + k;
+        if (splits == 1) op.finish(a, out, out0, out1);
+        else ws[out * splits + blockIdx.y] = a;
+      }
     }
   }
 }
+
+// Columns per thread of the _colsv_ kernels: one 16-byte vector of 4- and 8-byte types (1: not used).
+template <typename T> struct ColVec { enum { value = sizeof(T) >= 4 ? 16 / int(sizeof(T)) : 1 }; };
 
 // One warp per output: fold its `splits` states, finish.
 template <typename Op>
@@ -154,7 +176,11 @@ __device__ void reduce_final(int64 nout, int splits, char *out0, char *out1, con
   }                                                                                                          \
   extern "C" __global__ void name##_cols_##T(int64 outer, int64 red, int64 inner, int splits, char *out0,    \
                                              char *out1, OpT<T>::S *ws, const T *in, double p, int mode) {   \
-    reduce_cols<OpT<T>, T>(outer, red, inner, splits, out0, out1, ws, in, p, mode);                          \
+    reduce_cols<OpT<T>, T, 1>(outer, red, inner, splits, out0, out1, ws, in, p, mode);                       \
+  }                                                                                                          \
+  extern "C" __global__ void name##_colsv_##T(int64 outer, int64 red, int64 inner, int splits, char *out0,   \
+                                              char *out1, OpT<T>::S *ws, const T *in, double p, int mode) {  \
+    reduce_cols<OpT<T>, T, ColVec<T>::value>(outer, red, inner, splits, out0, out1, ws, in, p, mode);        \
   }                                                                                                          \
   extern "C" __global__ void name##_final_##T(int64 nout, int splits, char *out0, char *out1,                \
                                               const OpT<T>::S *ws, double p, int mode) {                     \
