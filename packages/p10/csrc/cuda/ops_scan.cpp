@@ -1,0 +1,134 @@
+// ops_scan.cpp — the CUDA kernels for cumsum, cumsum.out, cumprod, cummax, cummin and logcumsumexp along any dim.
+//
+// Where it sits: the CUDA twins of kernels/scan.cpp; the arithmetic is tensorplay_p10/cuda_kernels/scan.cu. The
+// CPU op on meta tensors (ops_meta.h) checks the call and gives the result dtype (int64 for integer cumsum,
+// dtype= when given). The input, contiguous in that dtype, is seen as [outer, n, inner] with n the scanned dim:
+//   - inner == 1: rows cut into chunks, one block per chunk, a single pass with decoupled look-back (many short
+//     rows take one thread per row instead);
+//   - inner > 1 with enough (outer, inner) lines to fill the device: one thread per line;
+//   - otherwise (few long lines, e.g. x.cumsum(0) of a [1e6, 4] tensor) the scanned dim is moved last by a
+//     contiguous copy, scanned as rows, and the result copied back into the output's layout.
+#include <algorithm>
+#include <cstdint>
+
+#include "cuda/ops_meta.h"
+#include "cuda/reduce.h"
+#include "loop/reduce.h"
+
+namespace tp::p10::cuda {
+
+namespace {
+constexpr const char *kModule = "scan.cu";
+constexpr int64_t kChunk = 2048;        // TP_SCAN_CHUNK in scan.cu: 256 threads x 8 elements
+constexpr unsigned kScanThreads = 256;  // TP_SCAN_THREADS
+constexpr int64_t kMinLines = 16384;    // fewer (outer, inner) lines than this: transpose and scan rows
+constexpr int64_t kShortRow = 64;       // many rows this short: one thread per row (the columns kernel)
+
+// One thread per (outer, inner) line, walking the scanned dim.
+void scan_lines(int dev, const std::string &base, const Tensor &x, int64_t outer, int64_t n, int64_t inner,
+                void *out0, void *out1) {
+  const LaunchConfig c = elementwise_config(dev, outer * inner);
+  launch(kernel(dev, kModule, kname((base + "_cols").c_str(), x.dtype())), c, stream_for(dev), outer, n, inner,
+         static_cast<char *>(out0), static_cast<char *>(out1), x.data_ptr());
+}
+
+// Scan the `rows` contiguous rows of `n` elements of x into out0 (and out1), all contiguous: one block per chunk
+// of kChunk elements, decoupled look-back (scan.cu, Note [Decoupled look-back]).
+void scan_rows(int dev, const std::string &base, const Tensor &x, int64_t rows, int64_t n, void *out0, void *out1) {
+  const int64_t nchunks = (n + kChunk - 1) / kChunk, blocks = rows * nchunks;
+  if ((n <= kShortRow && rows >= kMinLines) || blocks > int64_t(INT32_MAX)) {
+    scan_lines(dev, base, x, rows, n, 1, out0, out1);
+    return;
+  }
+  // The ticket counter (an int64) and one flag per chunk, zeroed; then the chunks' aggregates and inclusive
+  // totals (kStateBytes each, never read before written).
+  Tensor ctrl = empty_tensor({2 + blocks}, ScalarType::Int32, x.device());
+  call_op<Tensor>(TP_OP("fill_"), ctrl, Scalar(int64_t(0)));
+  Tensor states = empty_tensor({2 * blocks * kStateBytes}, ScalarType::UInt8, x.device());
+  char *agg = static_cast<char *>(states.data_ptr()), *incl = agg + blocks * kStateBytes;
+  launch(kernel(dev, kModule, kname((base + "_rows").c_str(), x.dtype())), LaunchConfig{unsigned(blocks), kScanThreads, 0},
+         stream_for(dev), n, nchunks, static_cast<char *>(out0), static_cast<char *>(out1),
+         static_cast<int *>(ctrl.data_ptr()), static_cast<void *>(agg), static_cast<void *>(incl), x.data_ptr());
+}
+
+// `self` scanned along `dim` in dtype `rt` with kernels `<base>_*`: the values (and, for cummax/cummin, the
+// int64 indices), new contiguous tensors of self's shape.
+std::tuple<Tensor, Tensor> scan_cuda(const char *op, const char *base, const Tensor &self, int64_t dim,
+                                     ScalarType rt, bool with_indices) {
+  const int dev = common_device(op, {self}, false);
+  check_real(op, self.dtype());
+  check_real(op, rt);
+  DeviceGuard guard(dev);
+  const Device device{DeviceType::CUDA, int8_t(dev)};
+  Tensor values = empty_tensor(self.sizes(), rt, device);
+  Tensor indices = with_indices ? empty_tensor(self.sizes(), ScalarType::Int64, device) : Tensor();
+  if (self.numel() == 0) return {values, indices};
+  const int64_t nd = self.dim(), d = nd ? wrap_dim(dim, nd, op) : 0;
+  int64_t outer = 1, n = 1, inner = 1;
+  for (int64_t i = 0; i < nd; ++i) (i < d ? outer : i == d ? n : inner) *= self.size(i);
+  Tensor x = self.is_contiguous() && self.dtype() == rt ? self : contiguous_as(self, rt);
+  void *i_ptr = with_indices ? indices.data_ptr() : nullptr;
+  const std::string b(base);
+  if (inner == 1) {
+    scan_rows(dev, b, x, outer, n, values.data_ptr(), i_ptr);
+  } else if (outer * inner >= kMinLines || n == 1) {
+    scan_lines(dev, b, x, outer, n, inner, values.data_ptr(), i_ptr);
+  } else {
+    // The scanned dim last: a permuted view, copied contiguous; scanned as rows; copied back.
+    Shape sizes, strides;
+    for (int64_t i = 0; i < nd; ++i)
+      if (i != d) { sizes.push_back(self.size(i)); strides.push_back(x.stride(i)); }
+    sizes.push_back(self.size(d));
+    strides.push_back(x.stride(d));
+    const Tensor xt = contiguous_as(make_view(x, sizes, strides, x.storage_offset()), rt);
+    const Tensor vt = empty_tensor(sizes, rt, device);
+    const Tensor it = with_indices ? empty_tensor(sizes, ScalarType::Int64, device) : Tensor();
+    scan_rows(dev, b, xt, outer * inner, n, vt.data_ptr(), with_indices ? it.data_ptr() : nullptr);
+    auto permuted = [&](const Tensor &t) {
+      Shape st;
+      for (int64_t i = 0; i < nd; ++i)
+        if (i != d) st.push_back(t.stride(i));
+      st.push_back(t.stride(d));
+      return make_view(t, sizes, st, t.storage_offset());
+    };
+    device_copy(permuted(values), vt);
+    if (with_indices) device_copy(permuted(indices), it);
+  }
+  return {values, indices};
+}
+}  // namespace
+
+static Tensor cumsum(const Tensor &self, int64_t dim, std::optional<ScalarType> dtype) {
+  const Tensor m = call_op<Tensor>(TP_OP("cumsum"), meta_like(self), dim, dtype);
+  return std::get<0>(scan_cuda("cumsum", "cumsum", self, dim, m.dtype(), false));
+}
+static Tensor cumsum_out(const Tensor &self, int64_t dim, std::optional<ScalarType> dtype, const Tensor &out) {
+  return copy_to_out("cumsum", cumsum(self, dim, dtype ? dtype : std::optional<ScalarType>(out.dtype())), out);
+}
+static Tensor cumprod(const Tensor &self, int64_t dim, std::optional<ScalarType> dtype) {
+  const Tensor m = call_op<Tensor>(TP_OP("cumprod"), meta_like(self), dim, dtype);
+  return std::get<0>(scan_cuda("cumprod", "cumprod", self, dim, m.dtype(), false));
+}
+static std::tuple<Tensor, Tensor> cummax(const Tensor &self, int64_t dim) {
+  call_op<std::tuple<Tensor, Tensor>>(TP_OP("cummax"), meta_like(self), dim);
+  return scan_cuda("cummax", "cummax", self, dim, self.dtype(), true);
+}
+static std::tuple<Tensor, Tensor> cummin(const Tensor &self, int64_t dim) {
+  call_op<std::tuple<Tensor, Tensor>>(TP_OP("cummin"), meta_like(self), dim);
+  return scan_cuda("cummin", "cummin", self, dim, self.dtype(), true);
+}
+static Tensor logcumsumexp(const Tensor &self, int64_t dim) {
+  const Tensor m = call_op<Tensor>(TP_OP("logcumsumexp"), meta_like(self), dim);
+  return std::get<0>(scan_cuda("logcumsumexp", "logcumsumexp", self, dim, m.dtype(), false));
+}
+
+TP_LIBRARY(cuda_scan) {
+  TP_IMPL(lib, "cumsum", CUDA, cumsum);
+  TP_IMPL(lib, "cumsum.out", CUDA, cumsum_out);
+  TP_IMPL(lib, "cumprod", CUDA, cumprod);
+  TP_IMPL(lib, "cummax", CUDA, cummax);
+  TP_IMPL(lib, "cummin", CUDA, cummin);
+  TP_IMPL(lib, "logcumsumexp", CUDA, logcumsumexp);
+}
+
+}  // namespace tp::p10::cuda

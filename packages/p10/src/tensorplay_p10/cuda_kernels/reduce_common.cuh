@@ -1,0 +1,211 @@
+// reduce_common.cuh — the generic reduction machinery behind reduce_sums.cu, reduce_order.cu, reduce_stats.cu.
+//
+// Where it sits: included by those .cu files; the host side is csrc/cuda/reduce.h (ops_reduce_plan.cpp), which
+// lays the input out as a contiguous [outer, red, inner] block and picks one of two kernels:
+//   <op>_inner_<T>: inner == 1, each of `rows` rows is `cols` contiguous elements. One block per row (rows
+//                   grid-strided), 16-byte vector loads; a long row is split over gridDim.y blocks ("splits").
+//   <op>_cols_<T>:  inner > 1, the reduced dim strides over `inner` contiguous columns. A block of 32 x 8
+//                   threads takes 32 adjacent columns (coalesced loads), its 8 rows of threads split the reduced
+//                   range and meet in shared memory; gridDim.y splits a long reduced range over blocks.
+//   <op>_colsv_<T>: the same with 4 (or 2) adjacent columns per thread read as one 16-byte vector (4- and
+//                   8-byte types, inner a multiple of the vector, an aligned input).
+//   <op>_final_<T>: with splits > 1 both write one state per (output, split) to a workspace; this second pass
+//                   folds each output's states (one warp per output) and finishes it. Two passes instead of
+//                   atomics: the result does not depend on the order blocks finish in.
+// An op is a struct (see reduce_sums.cu) with a state type S and
+//   S init()                      the identity of merge;
+//   S step(S s, T x, int64 idx)   fold one element (idx: its position in the reduced range, row-major);
+//   S merge(S a, S b)             fold two states;
+//   void finish(S s, int64 o, char *out0, char *out1)   write output o;
+// and the members `p` (a double parameter: var's correction, norm's p) and `mode` (flags), set per launch.
+//
+// Note [Merge order]
+//   Threads take strided elements and trees of shuffles fold them, so states are merged in no fixed order: every
+//   merge must be commutative as well as associative. Sums are (up to rounding); max/argmax break ties by the
+//   smaller index, so "the FIRST index of the extreme" holds whatever the order (reduce_order.cu).
+#pragma once
+#include "common.cuh"
+
+// The largest state any op uses: the host sizes the split workspace with it (kStateBytes in csrc/cuda/reduce.h).
+#define TP_RED_STATE_BYTES 32
+
+// A state moved down the warp word by word (every state is a plain struct of 4- and 8-byte fields).
+template <typename S> __device__ __forceinline__ S shfl_down_state(S s, int offset) {
+  static_assert(sizeof(S) % 4 == 0 && sizeof(S) <= TP_RED_STATE_BYTES, "reduction states are whole words");
+  int *w = reinterpret_cast<int *>(&s);
+#pragma unroll
+  for (int k = 0; k < int(sizeof(S) / 4); ++k) w[k] = __shfl_down_sync(0xffffffffu, w[k], offset);
+  return s;
+}
+
+template <typename Op, typename S> __device__ __forceinline__ S warp_reduce(const Op &op, S s) {
+  for (int offset = 16; offset > 0; offset >>= 1) s = op.merge(s, shfl_down_state(s, offset));
+  return s;
+}
+
+// The block's states folded into one (blockDim.x a multiple of 32, blockDim.y == 1); valid in thread 0.
+template <typename Op, typename S> __device__ __forceinline__ S block_reduce(const Op &op, S s) {
+  __shared__ S partial[32];
+  __syncthreads();  // a previous row's readers are done before this one writes
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  s = warp_reduce(op, s);
+  if (lane == 0) partial[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    s = lane < nwarps ? partial[lane] : op.init();
+    s = warp_reduce(op, s);
+  }
+  return s;
+}
+
+// 16 bytes of T: one vector load.
+template <typename T> struct __align__(16) Vec16 { T v[16 / sizeof(T)]; };
+
+template <typename Op, typename T>
+__device__ void reduce_inner(int64 rows, int64 cols, int splits, char *out0, char *out1, typename Op::S *ws,
+                             const T *in, double p, int mode) {
+  typedef typename Op::S S;
+  Op op;
+  op.p = p;
+  op.mode = mode;
+  const int V = 16 / sizeof(T);
+  const int64 per = (cols + splits - 1) / splits;
+  const int64 lo = int64(blockIdx.y) * per, hi = lo + per < cols ? lo + per : cols;
+  for (int64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T *row = in + r * cols;
+    S s = op.init();
+    if (lo < hi) {
+      // Scalar head up to a 16-byte boundary, vector body, scalar tail.
+      const unsigned mis = unsigned(reinterpret_cast<unsigned long long>(row + lo) & 15);
+      int64 body = lo + (mis ? int64((16 - mis) / sizeof(T)) : 0);
+      if (body > hi) body = hi;
+      for (int64 c = lo + threadIdx.x; c < body; c += blockDim.x) s = op.step(s, row[c], c);
+      const int64 nvec = (hi - body) / V;
+      const Vec16<T> *vp = reinterpret_cast<const Vec16<T> *>(row + body);
+#pragma unroll 4
+      for (int64 j = threadIdx.x; j < nvec; j += blockDim.x) {  // unrolled: several loads in flight
+        const Vec16<T> v = vp[j];
+#pragma unroll
+        for (int k = 0; k < V; ++k) s = op.step(s, v.v[k], body + j * V + k);
+      }
+      for (int64 c = body + nvec * V + threadIdx.x; c < hi; c += blockDim.x) s = op.step(s, row[c], c);
+    }
+    s = block_reduce(op, s);
+    if (threadIdx.x == 0) {
+      if (splits == 1) op.finish(s, r, out0, out1);
+      else ws[r * splits + blockIdx.y] = s;
+    }
+  }
+}
+
+// blockDim = (32, 8): threadIdx.x picks V adjacent columns, threadIdx.y a stride of the reduced range. V > 1
+// (the _colsv_ kernels) reads the V columns as one 16-byte vector: the host launches them only when inner is a
+// multiple of V and the input is 16-byte aligned, so every row of V columns is aligned too.
+template <typename Op, typename T, int V>
+__device__ void reduce_cols(int64 outer, int64 red, int64 inner, int splits, char *out0, char *out1,
+                            typename Op::S *ws, const T *in, double p, int mode) {
+  typedef typename Op::S S;
+  __shared__ S part[8][32];
+  Op op;
+  op.p = p;
+  op.mode = mode;
+  const int64 itiles = (inner + 32 * V - 1) / (32 * V), tiles = outer * itiles;
+  const int64 per = (red + splits - 1) / splits;
+  const int64 lo = int64(blockIdx.y) * per, hi = lo + per < red ? lo + per : red;
+  for (int64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const int64 o = t / itiles, i = (t % itiles) * 32 * V + int64(threadIdx.x) * V;
+    S s[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) s[k] = op.init();
+    if (i < inner) {
+      const T *col = in + o * red * inner + i;
+      if (V == 1) {
+#pragma unroll 4
+        for (int64 r = lo + threadIdx.y; r < hi; r += blockDim.y) s[0] = op.step(s[0], col[r * inner], r);
+      } else {
+#pragma unroll 2
+        for (int64 r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+          const Vec16<T> v = *reinterpret_cast<const Vec16<T> *>(col + r * inner);
+#pragma unroll
+          for (int k = 0; k < V; ++k) s[k] = op.step(s[k], v.v[k], r);
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) {  // the 8 rows of threads meet in shared memory, one column of V at a time
+      __syncthreads();             // the previous round's readers are done
+      part[threadIdx.y][threadIdx.x] = s[k];
+      __syncthreads();
+      if (threadIdx.y == 0 && i + k < inner) {
+        S a = s[k];
+        for (int q = 1; q < int(blockDim.y); ++q) a = op.merge(a, part[q][threadIdx.x]);
+        const int64 out = o * inner + i + k;
+        if (splits == 1) op.finish(a, out, out0, out1);
+        else ws[out * splits + blockIdx.y] = a;
+      }
+    }
+  }
+}
+
+// Columns per thread of the _colsv_ kernels: one 16-byte vector of 4- and 8-byte types (1: not used).
+template <typename T> struct ColVec { enum { value = sizeof(T) >= 4 ? 16 / int(sizeof(T)) : 1 }; };
+
+// One warp per output: fold its `splits` states, finish.
+template <typename Op>
+__device__ void reduce_final(int64 nout, int splits, char *out0, char *out1, const typename Op::S *ws, double p,
+                             int mode) {
+  typedef typename Op::S S;
+  Op op;
+  op.p = p;
+  op.mode = mode;
+  const int lane = threadIdx.x & 31;
+  const int64 wpb = blockDim.x >> 5;
+  for (int64 o = int64(blockIdx.x) * wpb + (threadIdx.x >> 5); o < nout; o += int64(gridDim.x) * wpb) {
+    S s = op.init();
+    for (int k = lane; k < splits; k += 32) s = op.merge(s, ws[o * splits + k]);
+    s = warp_reduce(op, s);
+    if (lane == 0) op.finish(s, o, out0, out1);
+  }
+}
+
+// The three entry points of op `name` (template OpT<T>) for input dtype T.
+#define TP_REDUCE_KERNELS(name, OpT, T)                                                                      \
+  extern "C" __global__ void name##_inner_##T(int64 rows, int64 cols, int splits, char *out0, char *out1,    \
+                                              OpT<T>::S *ws, const T *in, double p, int mode) {              \
+    reduce_inner<OpT<T>, T>(rows, cols, splits, out0, out1, ws, in, p, mode);                                \
+  }                                                                                                          \
+  extern "C" __global__ void name##_cols_##T(int64 outer, int64 red, int64 inner, int splits, char *out0,    \
+                                             char *out1, OpT<T>::S *ws, const T *in, double p, int mode) {   \
+    reduce_cols<OpT<T>, T, 1>(outer, red, inner, splits, out0, out1, ws, in, p, mode);                       \
+  }                                                                                                          \
+  extern "C" __global__ void name##_colsv_##T(int64 outer, int64 red, int64 inner, int splits, char *out0,   \
+                                              char *out1, OpT<T>::S *ws, const T *in, double p, int mode) {  \
+    reduce_cols<OpT<T>, T, ColVec<T>::value>(outer, red, inner, splits, out0, out1, ws, in, p, mode);        \
+  }                                                                                                          \
+  extern "C" __global__ void name##_final_##T(int64 nout, int splits, char *out0, char *out1,                \
+                                              const OpT<T>::S *ws, double p, int mode) {                     \
+    reduce_final<OpT<T>>(nout, splits, out0, out1, ws, p, mode);                                             \
+  }
+
+#define TP_REDUCE_FLOATS(name, OpT)                                                                          \
+  TP_REDUCE_KERNELS(name, OpT, float16)                                                                      \
+  TP_REDUCE_KERNELS(name, OpT, bfloat16) TP_REDUCE_KERNELS(name, OpT, float32) TP_REDUCE_KERNELS(name, OpT, float64)
+#define TP_REDUCE_ALL(name, OpT)                                                                             \
+  TP_REDUCE_KERNELS(name, OpT, bool)                                                                         \
+  TP_REDUCE_KERNELS(name, OpT, uint8) TP_REDUCE_KERNELS(name, OpT, int8) TP_REDUCE_KERNELS(name, OpT, int16)  \
+  TP_REDUCE_KERNELS(name, OpT, int32) TP_REDUCE_KERNELS(name, OpT, int64) TP_REDUCE_FLOATS(name, OpT)
+
+// ---- shared numeric helpers ----------------------------------------------------------------------------------
+// The accumulation type of sums and products: float32 for 16-bit floats and float32, float64 for float64, int64
+// for integers and bool (as reduce.cu's Acc).
+template <typename T> struct SumAcc { typedef int64 type; };
+template <> struct SumAcc<float16> { typedef float type; };
+template <> struct SumAcc<bfloat16> { typedef float type; };
+template <> struct SumAcc<float> { typedef float type; };
+template <> struct SumAcc<double> { typedef double type; };
+
+template <typename V> __device__ __forceinline__ bool is_nan(V v) { return v != v; }
+__device__ __forceinline__ float inf_of(float) { return __int_as_float(0x7f800000); }
+__device__ __forceinline__ double inf_of(double) { return __longlong_as_double(0x7ff0000000000000ll); }
+__device__ __forceinline__ float nan_of(float) { return __int_as_float(0x7fc00000); }
+__device__ __forceinline__ double nan_of(double) { return __longlong_as_double(0x7ff8000000000000ll); }

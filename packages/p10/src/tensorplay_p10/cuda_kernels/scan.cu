@@ -1,0 +1,292 @@
+// scan.cu — running reductions along one dim on the device: cumsum, cumprod, cummax, cummin, logcumsumexp.
+//
+// Where it sits: launched by csrc/cuda/ops_scan.cpp, which lays the input out as a contiguous [outer, n, inner]
+// block (n the scanned dim) in the dtype the scan runs in. Kernels, per op <op> and dtype <T>:
+//   <op>_rows_<T>: inner == 1. Each row is cut into chunks of kChunk elements, one block per chunk, all rows'
+//                  chunks in one grid; a single-pass scan with decoupled look-back (Note [Decoupled look-back]).
+//                  A block stages its chunk through shared memory, so global loads and stores stay coalesced
+//                  while each thread scans kItems consecutive elements.
+//   <op>_cols_<T>: inner > 1 (or many short rows, inner == 1): one thread per (outer, inner) line walks n;
+//                  neighbouring threads read neighbouring columns, so loads coalesce. (The host transposes when
+//                  there are too few lines to fill the device.)
+// An op has a state S and: S ident(); S elem(T x, int64 k) (k: the position along the dim); S combine(S a, S b)
+// — associative AND commutative (the look-back folds predecessors in a tree), with ident() its identity;
+// write(S, pos, out0, out1).
+//
+// Note [Decoupled look-back]
+//   (Merrill and Garland's single-pass scan.) Blocks take chunk tickets from an atomic counter, so a block only
+//   ever waits for chunks whose blocks have already started, and the scan cannot deadlock. Each block scans its
+//   chunk, publishes the chunk's total (flag 1: "aggregate"), then warp 0 looks back over up to 32 predecessors
+//   at a time: it folds their aggregates until it meets one with flag 2 ("inclusive": the total of the row up to
+//   and including that chunk) or the row's start, publishes its own inclusive total (flag 2), and the block
+//   writes its chunk from that prefix. A value is written, then __threadfence(), then its flag; a reader reads
+//   the flag, then __threadfence(), then the value — both through volatile accesses, which skip the
+//   (incoherent) L1. The host zeroes the counter and the flags before each launch.
+#include "common.cuh"
+
+#define TP_SCAN_THREADS 256
+#define TP_SCAN_ITEMS 8
+#define TP_SCAN_CHUNK (TP_SCAN_THREADS * TP_SCAN_ITEMS)  // kChunk in csrc/cuda/ops_scan.cpp
+
+template <typename T> struct Acc { typedef int64 type; };
+template <> struct Acc<float16> { typedef float type; };
+template <> struct Acc<bfloat16> { typedef float type; };
+template <> struct Acc<float> { typedef float type; };
+template <> struct Acc<double> { typedef double type; };
+
+template <typename S> __device__ __forceinline__ S shfl_state(S s, int offset, bool up) {
+  static_assert(sizeof(S) % 4 == 0 && sizeof(S) <= 16, "scan states are whole words, at most 16 bytes");
+  int *w = reinterpret_cast<int *>(&s);
+#pragma unroll
+  for (int k = 0; k < int(sizeof(S) / 4); ++k)
+    w[k] = up ? __shfl_up_sync(0xffffffffu, w[k], offset) : __shfl_down_sync(0xffffffffu, w[k], offset);
+  return s;
+}
+
+// A state read word by word through volatile loads (Note [Decoupled look-back]).
+template <typename S> __device__ __forceinline__ S load_volatile(const S *p) {
+  S s;
+  const volatile int *src = reinterpret_cast<const volatile int *>(p);
+  int *dst = reinterpret_cast<int *>(&s);
+#pragma unroll
+  for (int k = 0; k < int(sizeof(S) / 4); ++k) dst[k] = src[k];
+  return s;
+}
+
+// The exclusive prefix (in thread order) of each thread's `v` over the block, and the block's total in `total`
+// (every thread). blockDim.x a multiple of 32.
+template <typename Op, typename S> __device__ __forceinline__ S block_exclusive(const Op &op, S v, S &total) {
+  __shared__ S warp_incl[32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+  S incl = v;
+  for (int off = 1; off < 32; off <<= 1) {
+    const S up = shfl_state(incl, off, true);
+    if (lane >= off) incl = op.combine(up, incl);
+  }
+  S excl = shfl_state(incl, 1, true);
+  if (lane == 0) excl = op.ident();
+  __syncthreads();  // a previous call's readers are done
+  if (lane == 31) warp_incl[warp] = incl;
+  __syncthreads();
+  if (warp == 0) {
+    S w = lane < nwarps ? warp_incl[lane] : op.ident();
+    for (int off = 1; off < 32; off <<= 1) {
+      const S up = shfl_state(w, off, true);
+      if (lane >= off) w = op.combine(up, w);
+    }
+    if (lane < nwarps) warp_incl[lane] = w;
+  }
+  __syncthreads();
+  if (warp > 0) excl = op.combine(warp_incl[warp - 1], excl);
+  total = warp_incl[nwarps - 1];
+  return excl;
+}
+
+// Warp 0 of the block holding ticket t (chunk c of its row): publish, look back, publish; returns the prefix of
+// the chunk (the row's total before it) in lane 0. Note [Decoupled look-back].
+template <typename Op, typename S>
+__device__ S look_back(const Op &op, int64 t, int64 c, S total, volatile int *flags, S *agg, S *incl) {
+  const int lane = threadIdx.x & 31;
+  if (c == 0) {
+    if (lane == 0) {
+      incl[t] = total;
+      __threadfence();
+      flags[t] = 2;
+    }
+    return op.ident();
+  }
+  if (lane == 0) {
+    agg[t] = total;
+    __threadfence();
+    flags[t] = 1;
+  }
+  const int64 row_first = t - c;
+  S prefix = op.ident();
+  for (int64 base = t - 1;; base -= 32) {
+    const int64 p = base - lane;  // lane 0 the nearest predecessor
+    int f = 3;                    // 3: before the row's first chunk, an identity that ends the walk
+    if (p >= row_first) {
+      do {
+        f = flags[p];
+      } while (f == 0);
+    }
+    __threadfence();
+    S v = f == 1 ? load_volatile(agg + p) : f == 2 ? load_volatile(incl + p) : op.ident();
+    const unsigned stop = __ballot_sync(0xffffffffu, f >= 2);
+    const int last = stop ? __ffs(stop) - 1 : 31;  // the nearest lane that ends the walk
+    if (lane > last) v = op.ident();
+    for (int off = 16; off > 0; off >>= 1) v = op.combine(v, shfl_state(v, off, false));
+    if (lane == 0) prefix = op.combine(v, prefix);
+    if (stop) break;
+  }
+  if (lane == 0) {
+    incl[t] = op.combine(prefix, total);
+    __threadfence();
+    flags[t] = 2;
+  }
+  return prefix;
+}
+
+// One chunk of one row per block (blockDim.x == TP_SCAN_THREADS). ctrl: an int64 ticket counter, then one int
+// flag per chunk of every row (all zero at launch); agg, incl: one state per chunk.
+template <typename Op, typename T>
+__device__ void scan_rows(int64 n, int64 nchunks, char *out0, char *out1, int *ctrl, typename Op::S *agg,
+                          typename Op::S *incl, const T *in) {
+  typedef typename Op::S S;
+  const Op op;
+  __shared__ S tile[TP_SCAN_CHUNK + TP_SCAN_CHUNK / 32];  // padded: thread-consecutive reads skip bank conflicts
+  __shared__ int64 s_ticket;
+  __shared__ S s_prefix;
+  if (threadIdx.x == 0) s_ticket = int64(atomicAdd(reinterpret_cast<unsigned long long *>(ctrl), 1ull));
+  __syncthreads();
+  const int64 t = s_ticket, r = t / nchunks, c = t % nchunks;
+  const int64 lo = c * TP_SCAN_CHUNK, m = n - lo < TP_SCAN_CHUNK ? n - lo : TP_SCAN_CHUNK;
+  const T *src = in + r * n + lo;
+#pragma unroll
+  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {  // striped: coalesced
+    const int j = k * TP_SCAN_THREADS + threadIdx.x;
+    tile[j + (j >> 5)] = j < m ? op.elem(src[j], lo + j) : op.ident();
+  }
+  __syncthreads();
+  S items[TP_SCAN_ITEMS];
+  S mine = op.ident();
+#pragma unroll
+  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {  // blocked: thread i holds elements i * kItems ...
+    const int j = threadIdx.x * TP_SCAN_ITEMS + k;
+    items[k] = tile[j + (j >> 5)];
+    mine = op.combine(mine, items[k]);
+  }
+  S total;
+  const S excl = block_exclusive(op, mine, total);
+  if (threadIdx.x < 32) {
+    const S prefix = look_back(op, t, c, total, reinterpret_cast<volatile int *>(ctrl + 2), agg, incl);
+    if (threadIdx.x == 0) s_prefix = prefix;
+  }
+  __syncthreads();
+  S run = op.combine(s_prefix, excl);
+#pragma unroll
+  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {
+    const int j = threadIdx.x * TP_SCAN_ITEMS + k;
+    run = op.combine(run, items[k]);
+    tile[j + (j >> 5)] = run;
+  }
+  __syncthreads();
+  char *o0 = out0, *o1 = out1;
+#pragma unroll
+  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {  // striped again: coalesced stores
+    const int j = k * TP_SCAN_THREADS + threadIdx.x;
+    if (j < m) op.write(tile[j + (j >> 5)], r * n + lo + j, o0, o1);
+  }
+}
+
+template <typename Op, typename T>
+__device__ void scan_cols(int64 outer, int64 n, int64 inner, char *out0, char *out1, const T *in) {
+  typedef typename Op::S S;
+  const Op op;
+  TP_GRID_STRIDE(line, outer * inner) {
+    const int64 o = line / inner, i = line % inner;
+    S s = op.ident();
+    for (int64 k = 0; k < n; ++k) {
+      const int64 pos = (o * n + k) * inner + i;
+      s = op.combine(s, op.elem(in[pos], k));
+      op.write(s, pos, out0, out1);
+    }
+  }
+}
+
+// ---- the ops -------------------------------------------------------------------------------------------------
+// cumsum / cumprod in Acc<T> (int64 for integers and bool: a running sum of 0/1 stored as bool is their OR, a
+// product their AND — the CPU's bool rule).
+template <typename T, bool Prod> struct CumOp {
+  typedef typename Acc<T>::type A;
+  struct S {
+    A v;
+  };
+  __device__ __forceinline__ S ident() const { return S{A(Prod ? 1 : 0)}; }
+  __device__ __forceinline__ S elem(T x, int64) const { return S{A(load(x))}; }
+  __device__ __forceinline__ S combine(S a, S b) const { return S{Prod ? a.v * b.v : a.v + b.v}; }
+  __device__ __forceinline__ void write(S s, int64 pos, char *out0, char *) const {
+    reinterpret_cast<T *>(out0)[pos] = store<T>(s.v);
+  }
+};
+template <typename T> using CumsumOp = CumOp<T, false>;
+template <typename T> using CumprodOp = CumOp<T, true>;
+
+// cummax / cummin, PyTorch's CPU rule (kernels/scan.cpp): a later element replaces the running best when it is
+// NaN, or when the best is not NaN and the element is >= (<=) it. That is the maximum of the key (is NaN, value,
+// index) — NaN above every number, and on equal values (or two NaNs) the later index — which makes combine
+// commutative as well as associative; index -1 marks the identity.
+template <typename T, bool IsMax> struct CumBestOp {
+  typedef typename OpMath<T>::type M;
+  struct S {
+    M v;
+    int64 i;
+  };
+  __device__ __forceinline__ S ident() const { return S{M(0), -1}; }
+  __device__ __forceinline__ S elem(T x, int64 k) const { return S{load(x), k}; }
+  __device__ __forceinline__ S combine(S a, S b) const {
+    if (b.i < 0) return a;
+    if (a.i < 0) return b;
+    const bool an = a.v != a.v, bn = b.v != b.v;
+    if (an != bn) return an ? a : b;
+    if (!an && a.v != b.v) return (IsMax ? b.v > a.v : b.v < a.v) ? b : a;
+    return b.i > a.i ? b : a;  // equal values, or both NaN: the later index
+  }
+  __device__ __forceinline__ void write(S s, int64 pos, char *out0, char *out1) const {
+    reinterpret_cast<T *>(out0)[pos] = store<T>(s.v);
+    reinterpret_cast<int64 *>(out1)[pos] = s.i;
+  }
+};
+template <typename T> using CummaxOp = CumBestOp<T, true>;
+template <typename T> using CumminOp = CumBestOp<T, false>;
+
+__device__ __forceinline__ float m_exp(float x) { return expf(x); }
+__device__ __forceinline__ double m_exp(double x) { return exp(x); }
+__device__ __forceinline__ float m_log1p(float x) { return log1pf(x); }
+__device__ __forceinline__ double m_log1p(double x) { return log1p(x); }
+__device__ __forceinline__ bool m_isfinite(float x) { return x - x == 0.f; }
+__device__ __forceinline__ bool m_isfinite(double x) { return x - x == 0.0; }
+
+// logcumsumexp: log(e^a + e^b) = hi + log1p(e^(lo - hi)), never overflowing; two equal infinities stay as they
+// are (inf - inf would be NaN); NaN sticks. -inf is the identity.
+template <typename T> struct LogCumSumExpOp {
+  typedef typename Acc<T>::type A;
+  struct S {
+    A v;
+  };
+  __device__ __forceinline__ S ident() const { return S{-__int_as_float(0x7f800000)}; }
+  __device__ __forceinline__ S elem(T x, int64) const { return S{A(load(x))}; }
+  __device__ __forceinline__ S combine(S a, S b) const {
+    if (a.v != a.v || b.v != b.v) return S{a.v + b.v};
+    const A lo = a.v < b.v ? a.v : b.v, hi = a.v < b.v ? b.v : a.v;
+    if (lo != hi || m_isfinite(lo)) return S{hi + m_log1p(m_exp(lo - hi))};
+    return S{hi};
+  }
+  __device__ __forceinline__ void write(S s, int64 pos, char *out0, char *) const {
+    reinterpret_cast<T *>(out0)[pos] = store<T>(s.v);
+  }
+};
+
+#define TP_SCAN_KERNELS(name, OpT, T)                                                                        \
+  extern "C" __global__ void __launch_bounds__(TP_SCAN_THREADS)                                              \
+      name##_rows_##T(int64 n, int64 nchunks, char *out0, char *out1, int *ctrl, OpT<T>::S *agg,            \
+                      OpT<T>::S *incl, const T *in) {                                                        \
+    scan_rows<OpT<T>, T>(n, nchunks, out0, out1, ctrl, agg, incl, in);                                       \
+  }                                                                                                          \
+  extern "C" __global__ void name##_cols_##T(int64 outer, int64 n, int64 inner, char *out0, char *out1,      \
+                                             const T *in) {                                                  \
+    scan_cols<OpT<T>, T>(outer, n, inner, out0, out1, in);                                                   \
+  }
+#define TP_SCAN_FLOATS(name, OpT)                                                                            \
+  TP_SCAN_KERNELS(name, OpT, float16)                                                                        \
+  TP_SCAN_KERNELS(name, OpT, bfloat16) TP_SCAN_KERNELS(name, OpT, float32) TP_SCAN_KERNELS(name, OpT, float64)
+#define TP_SCAN_ALL(name, OpT)                                                                               \
+  TP_SCAN_KERNELS(name, OpT, bool)                                                                           \
+  TP_SCAN_KERNELS(name, OpT, uint8) TP_SCAN_KERNELS(name, OpT, int8) TP_SCAN_KERNELS(name, OpT, int16)        \
+  TP_SCAN_KERNELS(name, OpT, int32) TP_SCAN_KERNELS(name, OpT, int64) TP_SCAN_FLOATS(name, OpT)
+
+TP_SCAN_ALL(cumsum, CumsumOp)
+TP_SCAN_ALL(cumprod, CumprodOp)
+TP_SCAN_ALL(cummax, CummaxOp)
+TP_SCAN_ALL(cummin, CumminOp)
+TP_SCAN_FLOATS(logcumsumexp, LogCumSumExpOp)

@@ -1,0 +1,50 @@
+"""Reduction and scan kernels compile through NVRTC and hold every name the C++ ops ask for (no GPU needed).
+
+csrc/cuda/ops_reduce_plan.cpp asks for `<base>_{inner,cols,colsv,final}_<dtype>` (reduce_sums.cu,
+reduce_order.cu, reduce_stats.cu) and csrc/cuda/ops_scan.cpp for `<base>_{rows,cols}_<dtype>` (scan.cu); the
+bases and dtypes below are the ones those files and ops_reduce_{sums,order,stats}.cpp pass.
+"""
+
+import re
+
+import pytest
+
+from tensorplay_p10.cuda import _compiler
+
+REAL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+
+REDUCE = {
+    "reduce_sums.cu": {"nansum": FLOATS, "prod": REAL, "all_any": REAL, "count_nonzero": REAL},
+    "reduce_order.cu": {"amax": REAL, "amin": REAL, "argmax": REAL, "argmin": REAL},
+    "reduce_stats.cu": {"var": FLOATS, "logsumexp": FLOATS, "norm": FLOATS},
+}
+SCAN = {"cumsum": REAL, "cumprod": REAL, "cummax": REAL, "cummin": REAL, "logcumsumexp": FLOATS}
+
+
+def _ptx(name: str) -> set[str]:
+    try:
+        _compiler.nvrtc()
+    except RuntimeError as e:
+        pytest.skip(f"NVRTC is not installed (pip install nvidia-cuda-nvrtc): {e}")
+    text = _compiler.compile_ptx(name, arch=80).decode(errors="replace")
+    assert ".target sm_80" in text
+    return set(re.findall(r"\.entry\s+(\w+)\(", text))
+
+
+@pytest.mark.parametrize("module", sorted(REDUCE))
+def test_reduce_kernel_names_match_what_the_ops_request(module):
+    entries = _ptx(module)
+    want = {
+        f"{b}_{form}_{t}"
+        for b, dts in REDUCE[module].items()
+        for form in ("inner", "cols", "colsv", "final")
+        for t in dts
+    }
+    assert not want - entries, sorted(want - entries)
+
+
+def test_scan_kernel_names_match_what_the_ops_request():
+    entries = _ptx("scan.cu")
+    want = {f"{b}_{form}_{t}" for b, dts in SCAN.items() for form in ("rows", "cols") for t in dts}
+    assert not want - entries, sorted(want - entries)
