@@ -1,0 +1,146 @@
+// ops_conv.cpp — the CUDA kernel of `convolution` (aten's generic op: 1-3 spatial dims, stride, padding,
+// dilation, groups, bias, plain and transposed with output_padding). conv1d/2d/3d and conv_transpose1d/2d/3d
+// are Composites over it (kernels/conv.cpp), and so is its backward (tpx formulas/conv.py): every one of them
+// runs here on CUDA.
+//
+// Where it sits: the CUDA twin of kernels/conv.cpp. The CPU op, asked on meta tensors (cuda/ops_meta.h), checks
+// the call with PyTorch's messages and gives the output shape; the data movement is im2col.cu (cuda/im2col.h)
+// and the products are the dispatched bmm.out / baddbmm.out, i.e. cuBLAS (ops_matmul.cpp).
+//
+// Note [CUDA convolution as batched GEMM]
+//   The CPU's Note [Convolution as GEMM] runs one sample at a time. Here a chunk of `nb` samples is one
+//   product per group, batched over the groups in one cuBLAS call:
+//     plain:      col = im2col(x[chunk])                      [G, cg*K, nb*L_out]  (rows (c, k), cols (n, l))
+//                 y   = bias + w (G x og x cg*K) @ col         [G, og, nb*L_out] = [O, nb, L_out]
+//                 out[chunk] = y with its first two dims swapped (one strided copy)
+//     transposed: xt  = x[chunk] with n and c swapped          [G, cg, nb*L_in]
+//                 col = w^T (G x og*K x cg) @ xt               [G, og*K, nb*L_in]
+//                 out[chunk] = bias + col2im(col)              (the gather adds onto the bias)
+//   The column buffer is bounded by kColBytes, which sets nb; a chunk of one sample skips the swaps (its
+//   matrices are the tensors themselves). A window that maps every position to itself (1x1 kernel, stride 1,
+//   no padding, same sizes) needs no im2col/col2im at all: one GEMM per sample straight on the tensors.
+//   The bias enters as baddbmm's `self`, broadcast over the columns (beta = 1). float16 / bfloat16 multiply
+//   in cuBLAS with float32 accumulation, one rounding per product; the transposed form rounds the columns
+//   before col2im sums them (the CPU converts to float32 first, so results differ by 16-bit rounding only).
+//   float32 follows tp.backends.cuda.matmul.allow_tf32 like every CUDA GEMM. Integer convolutions, which the
+//   CPU computes, raise NotImplementedError on CUDA, as PyTorch's do.
+#include <algorithm>
+
+#include "cuda/im2col.h"
+#include "cuda/ops_common.h"
+#include "cuda/ops_meta.h"
+
+namespace tp::p10::cuda {
+
+namespace {
+
+constexpr int64_t kColBytes = int64_t(256) << 20;  // the most a chunk's column buffer may take
+
+Tensor view3(const Tensor &t, int64_t offset, Shape sizes, Shape strides) {
+  return make_view(t, std::move(sizes), std::move(strides), t.storage_offset() + offset);
+}
+
+// c = w @ b (+ bias when given), all [G, m, n]-shaped views; `bias3` is [G, m, 1]-broadcast or undefined.
+void gemm(const Tensor &a, const Tensor &b, const Tensor &bias3, const Tensor &c) {
+  if (bias3.defined())
+    call_op<Tensor>(TP_OP("baddbmm.out"), bias3, a, b, Scalar(int64_t(1)), Scalar(int64_t(1)), c);
+  else
+    call_op<Tensor>(TP_OP("bmm.out"), a, b, c);
+}
+
+// One value per spatial dim (PyTorch's expand_param_if_needed; the meta call has checked the lengths).
+std::array<int64_t, 3> spread(const std::vector<int64_t> &v, int64_t dims, int64_t fill) {
+  std::array<int64_t, 3> r{fill, fill, fill};
+  for (int64_t i = 0; i < dims; ++i) r[size_t(3 - dims + i)] = v.size() == 1 ? v[0] : v[size_t(i)];
+  return r;
+}
+
+}  // namespace
+
+static Tensor convolution(const Tensor &input, const Tensor &weight, const Tensor &bias, std::vector<int64_t> stride,
+                          std::vector<int64_t> padding, std::vector<int64_t> dilation, bool transposed,
+                          std::vector<int64_t> output_padding, int64_t groups) {
+  const Tensor m = call_op<Tensor>(TP_OP("convolution"), meta_like(input), meta_like(weight), meta_like(bias), stride,
+                                   padding, dilation, transposed, output_padding, groups);
+  const int dev = common_device("convolution", {input, weight, bias}, false);
+  DeviceGuard guard(dev);
+  const Device device = input.device();
+  const ScalarType t = input.dtype();
+  check_real("convolution", t);
+  TP_CHECK(is_floating(t), NotImplemented, "convolution: CUDA convolutions support float16, bfloat16, float32 and "
+           "float64, but got ", scalar_type_name(t));
+  Tensor out = empty_as_meta(m, device);
+  if (out.numel() == 0) return out;
+
+  // Sizes (Note [CUDA convolution as batched GEMM]); the window is the CPU's Note [Window geometry].
+  const int64_t dims = weight.dim() - 2, N = input.size(0), cin = input.size(1), cout = out.size(1), G = groups;
+  const int64_t cg = cin / G, og = cout / G;
+  const Tensor &image = transposed ? out : input, &columns = transposed ? input : out;
+  WindowGeometry g;
+  g.channels = transposed ? cout : cin;
+  const auto s3 = spread(stride, dims, 1), p3 = spread(padding, dims, 0), d3 = spread(dilation, dims, 1);
+  for (int64_t i = 0; i < dims; ++i) {
+    const size_t j = size_t(3 - dims + i);
+    g.in[j] = image.size(2 + i), g.out[j] = columns.size(2 + i), g.kernel[j] = weight.size(2 + i);
+  }
+  g.stride = s3, g.pad = p3, g.dilation = d3;
+  const int64_t K = g.kernel_numel(), lin = shape_numel(Shape(input.sizes().begin() + 2, input.sizes().end()));
+  const int64_t lout = shape_numel(Shape(out.sizes().begin() + 2, out.sizes().end()));
+  const int64_t rows = (transposed ? og : cg) * K;  // per group, the column rows
+  const bool identity = K == 1 && g.stride == std::array<int64_t, 3>{1, 1, 1} &&
+                        g.pad == std::array<int64_t, 3>{0, 0, 0} && g.in == g.out;
+
+  const Tensor x = input.is_contiguous() ? input : contiguous_as(input, t);
+  const Tensor w = weight.is_contiguous() ? weight : contiguous_as(weight, t);
+  // The weight as [G, og, cg*K] (plain), or as [G, og*K, cg] read transposed from [Cin, og*K] (transposed).
+  const Tensor wg = transposed ? view3(w, 0, {G, rows, cg}, {cg * rows, 1, rows}) : view3(w, 0, {G, og, rows}, {og * rows, rows, 1});
+  const Tensor bias3 = bias.defined() ? view3(bias, 0, {G, og, 1}, {og * bias.stride(0), bias.stride(0), 0}) : Tensor();
+  const int64_t elem = int64_t(out->itemsize());
+
+  if (identity) {  // no window: each sample's product reads and writes the tensors themselves
+    for (int64_t n = 0; n < N; ++n)
+      gemm(wg, view3(x, n * cin * lin, {G, cg, lin}, {cg * lin, lin, 1}), bias3,
+           view3(out, n * cout * lout, {G, og, lout}, {og * lout, lout, 1}));
+    return out;
+  }
+
+  if (transposed && bias.defined())  // col2im adds onto what is there (else it overwrites)
+    device_copy(view3(out, 0, {N, cout, lout}, {cout * lout, lout, 1}),
+                view3(bias, 0, {N, cout, lout}, {0, bias.stride(0), 0}));
+  const int64_t l_col = transposed ? lin : lout;  // columns per sample
+  const int64_t per_sample = G * rows * l_col * elem;
+  const int64_t nb = std::clamp<int64_t>(kColBytes / std::max<int64_t>(per_sample, 1), 1, N);
+  Tensor col = empty_tensor({G * rows * nb * l_col}, t, device);
+  Tensor tmp = !transposed && nb > 1 ? empty_tensor({cout * nb * lout}, t, device) : Tensor();
+  Tensor xt = transposed && nb > 1 ? empty_tensor({cin * nb * lin}, t, device) : Tensor();
+  for (int64_t n0 = 0; n0 < N; n0 += nb) {
+    const int64_t c = std::min(nb, N - n0), L = c * l_col;
+    const Tensor colg = view3(col, 0, {G, rows, L}, {rows * L, L, 1});
+    if (!transposed) {
+      launch_im2col(dev, t, col_window(g, c, L, l_col), col.data_ptr(),
+                    static_cast<const char *>(x.data_ptr()) + n0 * cin * lin * elem);
+      if (c == 1) {
+        gemm(wg, colg, bias3, view3(out, n0 * cout * lout, {G, og, lout}, {og * lout, lout, 1}));
+        continue;
+      }
+      gemm(wg, colg, bias3, view3(tmp, 0, {G, og, L}, {og * L, L, 1}));
+      // tmp is [O, c, L_out]; out[chunk] is [c, O, L_out]
+      device_copy(view3(out, n0 * cout * lout, {c, cout, lout}, {cout * lout, lout, 1}),
+                  view3(tmp, 0, {c, cout, lout}, {lout, c * lout, 1}));
+    } else {
+      Tensor b = view3(x, n0 * cin * lin, {G, cg, lin}, {cg * lin, lin, 1});
+      if (c > 1) {  // x[chunk] [c, Cin, L_in] -> xt [Cin, c, L_in]
+        device_copy(view3(xt, 0, {c, cin, lin}, {lin, c * lin, 1}), view3(x, n0 * cin * lin, {c, cin, lin}, {cin * lin, lin, 1}));
+        b = view3(xt, 0, {G, cg, L}, {cg * L, L, 1});
+      }
+      gemm(wg, b, Tensor(), colg);
+      launch_col2im(dev, t, col_window(g, c, L, l_col), static_cast<char *>(out.data_ptr()) + n0 * cout * lout * elem,
+                    col.data_ptr(), bias.defined());
+    }
+  }
+  return out;
+}
+
+TP_LIBRARY(cuda_conv) { TP_IMPL(lib, "convolution", CUDA, convolution); }
+
+}  // namespace tp::p10::cuda
