@@ -212,5 +212,5 @@ def _adaptive_avg_pool(ctx, grad):
     for d in range(nsp):
         dim = len(shape) - nsp + d
         m = _adaptive_matrix(shape[dim], g.shape[dim], grad.dtype, grad.device)  # [out, in]
-        g = tp.tensordot(g.movedim(dim, -1), m, dims=([g.dim() - 1], [0])).movedim(-1, dim)
+        g = (g.movedim(dim, -1) @ m).movedim(-1, dim)  # a matmul: it has a CUDA kernel, tensordot has not
     return g
