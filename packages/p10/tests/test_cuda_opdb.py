@@ -54,6 +54,9 @@ def _call(op: OpInfo, sample: SampleInput, **extra):
 
 
 def _on_cuda(sample: SampleInput) -> SampleInput:
+    """The sample with its tensors on the GPU; a factory (no tensor in the call) gets device="cuda"."""
+    if not sample.tensors():
+        return SampleInput(sample.input, sample.args, {**sample.kwargs, "device": "cuda"}, sample.name)
     return sample.map_tensors(to_cuda)
 
 

@@ -118,7 +118,9 @@ def test_cuda_gradients_match_cpu(name: str) -> None:
             raise
         pytest.skip(f"no CUDA kernel yet: {e}")
     assert out_gpu.device.type == "cuda"
-    np.testing.assert_allclose(out_gpu.cpu().numpy(), out_cpu.numpy(), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(
+        out_gpu.detach().cpu().numpy(), out_cpu.detach().numpy(), rtol=1e-9, atol=1e-10
+    )
     for i, (gc, gg) in enumerate(zip(g_cpu, g_gpu, strict=True)):
         assert gg is not None and gg.device.type == "cuda", f"{name}: input {i} has no CUDA gradient"
         np.testing.assert_allclose(
