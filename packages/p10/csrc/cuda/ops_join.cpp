@@ -51,7 +51,9 @@ void flush(int dev, CatTable &t, const Tensor &out, int64_t item) {
   }
   launch(kernel(dev, "join.cu", "cat_b" + std::to_string(unit)),
          LaunchConfig{unsigned(u.first_block[u.count]), kBlock, 0}, stream_for(dev), u, out.data_ptr());
+  const int64_t out_row = t.out_row;  // the output's row stays: the next table's inputs land in the same rows
   t = CatTable{};
+  t.out_row = out_row;
 }
 }  // namespace
 

@@ -86,7 +86,8 @@ static std::tuple<Tensor, Tensor> native_dropout(const Tensor &input, double p, 
     if (input.numel() > 0) call_op<Tensor>(TP_OP("bernoulli_.float"), mask, keep);
     Tensor out = call_op<Tensor>(TP_OP("mul"), input, mask);
     call_op<Tensor>(TP_OP("mul_"), out, wrapped_scalar(Scalar(scale)));
-    return {out, cast_to(mask, ScalarType::Bool)};
+    // through the dispatcher (cast_to is the CPU copy loop, which refuses CUDA tensors)
+    return {out, call_op<Tensor>(TP_OP("to"), mask, std::optional<ScalarType>(ScalarType::Bool))};
   }
   Tensor mask = call_op<Tensor>(TP_OP("full"), input.sizes(), Scalar(int64_t(1)), std::optional<ScalarType>(ScalarType::Bool),
                                 std::optional<Device>(input.device()));

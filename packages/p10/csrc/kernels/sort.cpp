@@ -99,8 +99,10 @@ static std::tuple<Tensor, Tensor> sort(const Tensor &self, int64_t dim, bool des
   return {from_rows(v, r.dim, self.dim()), from_rows(i, r.dim, self.dim())};
 }
 
+// Composite: through the dispatcher (not the CPU sort above), so a CUDA tensor reaches the CUDA sort.
 static Tensor argsort(const Tensor &self, int64_t dim, bool descending, bool stable) {
-  return std::get<1>(sort(self, dim, descending, stable));
+  return std::get<1>(call_op<std::tuple<Tensor, Tensor>>(TP_OP("sort"), self, dim, descending,
+                                                         std::optional<bool>(stable)));
 }
 
 static Tensor msort(const Tensor &self) { return std::get<0>(call_op<std::tuple<Tensor, Tensor>>(
@@ -267,7 +269,9 @@ static Tensor searchsorted_scalar(const Tensor &seq, const Scalar &value, bool o
 
 static Tensor bucketize(const Tensor &self, const Tensor &boundaries, bool out_int32, bool right) {
   TP_CHECK(boundaries.dim() == 1, Runtime, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
-  return searchsorted(boundaries, self, out_int32, right, std::nullopt, std::nullopt);
+  // Composite: through the dispatcher (not the CPU searchsorted above), so CUDA tensors reach the CUDA kernel.
+  return call_op<Tensor>(TP_OP("searchsorted.Tensor"), boundaries, self, out_int32, right,
+                         std::optional<std::string>(), std::optional<Tensor>());
 }
 
 // histc: `bins` equal-width bins over [min, max] (the data's range when min == max); values outside are
