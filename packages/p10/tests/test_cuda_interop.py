@@ -65,3 +65,11 @@ def test_to_non_blocking_round_trip() -> None:
     c = tp.arange(5.0).cuda(non_blocking=True)
     assert c.device.type == "cuda" and c.cpu().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
     assert not g.to("cpu").is_pinned()  # a blocking one does not
+
+
+def test_tolist_and_item_copy_from_the_gpu() -> None:
+    x = tp.tensor([[1.5, -2.0], [3.0, 4.25]], device="cuda")
+    assert x.tolist() == [[1.5, -2.0], [3.0, 4.25]]
+    assert x[1, 1].item() == 4.25
+    with pytest.raises(TypeError):
+        x.numpy()  # as PyTorch: numpy() needs a CPU tensor (.cpu() first)

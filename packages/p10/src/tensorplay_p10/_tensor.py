@@ -149,7 +149,8 @@ class Tensor(TensorOperators, TensorRandomFills, _C.TensorBase):
         """The tensor as (nested) Python numbers."""
         if self.device.type == "meta":
             raise NotImplementedError("Cannot call tolist() on a meta tensor: it has no data")
-        return self.__array__().tolist()
+        host = self if self.device.type == "cpu" else self.cpu()  # as PyTorch: a GPU tensor is copied over
+        return host.__array__().tolist()
 
     def __reduce_ex__(self, protocol: Any) -> tuple:
         """Pickling (also deepcopy, worker processes): Note [Storage sharing in one pickle], _pickle.py."""
