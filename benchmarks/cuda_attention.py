@@ -14,36 +14,12 @@ nothing is asserted.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import os
 
 import numpy as np
+from _cuda_harness import gpu_ms, parse_args, to_f64, torch, torch_on_gpu, write_report
 
 import tensorplay_p10 as tp
-
-try:
-    import torch
-except ImportError:  # the comparison is optional: PyTorch is never a dependency
-    torch = None
-
-
-def gpu_ms(lib, fn, iters: int) -> float:
-    """Milliseconds per call of ``fn`` measured with ``lib``'s CUDA events (lib: tp or torch)."""
-    fn()
-    lib.cuda.synchronize()
-    start, end = lib.cuda.Event(enable_timing=True), lib.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / iters
-
-
-def to_f64(t) -> np.ndarray:
-    return t.cpu().to(tp.float64 if isinstance(t, tp.Tensor) else torch.float64).numpy()
 
 
 def torch_cases(host, causal):
@@ -72,12 +48,7 @@ def torch_cases(host, causal):
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="[1, 16, 512, 128] and fewer calls")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "cuda_attention.json"))
-    args = p.parse_args()
-    if not tp.cuda.is_available():
-        raise SystemExit(f"no CUDA device: {tp.cuda.unavailable_reason()}")
+    args = parse_args(__doc__, "cuda_attention", "[1, 16, 512, 128] and fewer calls")
     B, H, L, D = (1, 16, 512, 128) if args.quick else (4, 16, 2048, 128)
     causal = True
     iters = 3 if args.quick else 10
@@ -102,7 +73,7 @@ def main() -> None:
     }
     report["iters"] = iters
     t_fns = None
-    if torch is not None and torch.cuda.is_available():
+    if torch_on_gpu():
         t_fns = dict(zip(("forward", "forward_backward"), torch_cases(host, causal), strict=True))
         report["torch_version"] = torch.__version__
     report["cases"] = {}
@@ -124,10 +95,7 @@ def main() -> None:
     report["backward_max_abs_err_vs_cpu"] = max(
         float(np.abs(to_f64(a) - to_f64(b)).max()) for a, b in zip(gb, cb, strict=True)
     )
-    print(json.dumps(report, indent=2))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

@@ -10,32 +10,12 @@ The report (JSON) holds the figures and their ratios; nothing is asserted.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import time
 
 import numpy as np
+from _cuda_harness import gpu_ms, parse_args, torch, torch_on_gpu, write_report
 
 import tensorplay_p10 as tp
-
-try:
-    import torch
-except ImportError:  # the comparison is optional: PyTorch is never a dependency
-    torch = None
-
-
-def gpu_ms(lib, fn, iters: int) -> float:
-    """Milliseconds per call of ``fn`` measured with ``lib``'s CUDA events (lib: tp or torch)."""
-    fn()
-    lib.cuda.synchronize()
-    start, end = lib.cuda.Event(enable_timing=True), lib.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / iters
 
 
 def host_us(lib, fn, calls: int) -> float:
@@ -49,12 +29,7 @@ def host_us(lib, fn, calls: int) -> float:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="4M elements and fewer launches")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "cuda_bandwidth.json"))
-    args = p.parse_args()
-    if not tp.cuda.is_available():
-        raise SystemExit(f"no CUDA device: {tp.cuda.unavailable_reason()}")
+    args = parse_args(__doc__, "cuda_bandwidth", "4M elements and fewer launches")
     n = (4 if args.quick else 64) << 20
     iters = 5 if args.quick else 20
     host = np.random.default_rng(0).standard_normal((2, n)).astype(np.float32)
@@ -67,7 +42,7 @@ def main() -> None:
     }
     report = {"device": tp.cuda.get_device_name(), "n": n, "iters": iters, "ops": {}}
     ta = tb = None
-    if torch is not None and torch.cuda.is_available():
+    if torch_on_gpu():
         ta, tb = torch.from_numpy(host[0]).cuda(), torch.from_numpy(host[1]).cuda()
         report["torch_version"] = torch.__version__
     for name, (fn, nbytes) in cases.items():
@@ -84,10 +59,7 @@ def main() -> None:
     if ta is not None:
         xa, xb = torch.ones(4, device="cuda"), torch.ones(4, device="cuda")
         report["tiny_add_host_us"]["torch"] = host_us(torch, lambda: xa + xb, 2000)
-    print(json.dumps(report, indent=2))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

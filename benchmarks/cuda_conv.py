@@ -16,31 +16,10 @@ the figures and ratios; nothing is asserted.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-
 import numpy as np
+from _cuda_harness import gpu_ms, parse_args, to_f64, torch, torch_on_gpu, write_report
 
 import tensorplay_p10 as tp
-
-try:
-    import torch
-except ImportError:  # the comparison is optional: PyTorch is never a dependency
-    torch = None
-
-
-def gpu_ms(lib, fn, iters: int) -> float:
-    """Milliseconds per call of ``fn`` measured with ``lib``'s CUDA events (lib: tp or torch)."""
-    fn()
-    lib.cuda.synchronize()
-    start, end = lib.cuda.Event(enable_timing=True), lib.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / iters
 
 
 def cases(conv2d, conv_transpose2d, max_pool2d):
@@ -56,17 +35,8 @@ def cases(conv2d, conv_transpose2d, max_pool2d):
     }
 
 
-def to_f64(t) -> np.ndarray:
-    return t.cpu().to(tp.float64 if isinstance(t, tp.Tensor) else torch.float64).numpy()
-
-
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="a batch of 4 and fewer calls")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "cuda_conv.json"))
-    args = p.parse_args()
-    if not tp.cuda.is_available():
-        raise SystemExit(f"no CUDA device: {tp.cuda.unavailable_reason()}")
+    args = parse_args(__doc__, "cuda_conv", "a batch of 4 and fewer calls")
     N, C, H = (4 if args.quick else 32), 64, 56
     iters = 3 if args.quick else 10
     rng = np.random.default_rng(0)
@@ -78,7 +48,7 @@ def main() -> None:
     tp.backends.cuda.matmul.allow_tf32 = False
     tp_in = [tp.from_numpy(a).cuda() for a in (hx, hw, hp)]
     tt = None
-    if torch is not None and torch.cuda.is_available():
+    if torch_on_gpu():
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
         tt = [torch.from_numpy(a).cuda() for a in (hx, hw, hp)]
@@ -106,10 +76,7 @@ def main() -> None:
             ref = fn(*(x.cpu() for x in head))
             row["max_abs_err_vs_cpu"] = float(np.abs(to_f64(fn(*head)) - to_f64(ref)).max())
         report["ops"][name] = row
-    print(json.dumps(report, indent=2))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

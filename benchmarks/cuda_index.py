@@ -12,31 +12,10 @@ result against its CPU result. The report (JSON) holds the figures and their rat
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-
 import numpy as np
+from _cuda_harness import gpu_ms, parse_args, to_f64, torch, torch_on_gpu, write_report
 
 import tensorplay_p10 as tp
-
-try:
-    import torch
-except ImportError:  # the comparison is optional: PyTorch is never a dependency
-    torch = None
-
-
-def gpu_ms(lib, fn, iters: int) -> float:
-    """Milliseconds per call of ``fn`` measured with ``lib``'s CUDA events (lib: tp or torch)."""
-    fn()
-    lib.cuda.synchronize()
-    start, end = lib.cuda.Event(enable_timing=True), lib.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / iters
 
 
 def cases(lib, vocab: int, dim: int, tokens: int, rows: int, cols: int):
@@ -65,17 +44,8 @@ def inputs(lib, host: dict, device) -> dict:
     return {k: conv(v) for k, v in host.items()}
 
 
-def to_f64(t) -> np.ndarray:
-    return t.cpu().to(tp.float64 if isinstance(t, tp.Tensor) else torch.float64).numpy()
-
-
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="smaller tensors and fewer calls")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "cuda_index.json"))
-    args = p.parse_args()
-    if not tp.cuda.is_available():
-        raise SystemExit(f"no CUDA device: {tp.cuda.unavailable_reason()}")
+    args = parse_args(__doc__, "cuda_index", "smaller tensors and fewer calls")
     vocab, dim, tokens = (8192, 512, 4096) if args.quick else (50304, 1024, 32768)
     rows, cols = (2048, 4096) if args.quick else (16384, 4096)
     iters = 5 if args.quick else 20
@@ -99,7 +69,7 @@ def main() -> None:
     }
     t_tp = inputs(tp, host, None)
     t_torch = None
-    if torch is not None and torch.cuda.is_available():
+    if torch_on_gpu():
         t_torch = inputs(torch, host, "cuda")
         report["torch_version"] = torch.__version__
     tp_cases = cases(tp, vocab, dim, tokens, rows, cols)
@@ -114,10 +84,7 @@ def main() -> None:
         cpu = fn({k: v.cpu() for k, v in t_tp.items()})
         row["max_abs_err_vs_cpu"] = float(np.abs(to_f64(gpu) - to_f64(cpu)).max()) if cpu.numel() else 0.0
         report["ops"][name] = row
-    print(json.dumps(report, indent=2))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

@@ -13,33 +13,12 @@ the H200 (bf16 750, tf32 366, float32 51 TFLOP/s) are in the report as ``referen
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-
 import numpy as np
+from _cuda_harness import gpu_ms, parse_args, torch, torch_on_gpu, write_report
 
 import tensorplay_p10 as tp
 
-try:
-    import torch
-except ImportError:  # the comparison is optional: PyTorch is never a dependency
-    torch = None
-
 REFERENCE_TORCH_2_11_H200 = {"mm_bf16": 750.0, "mm_tf32": 366.0, "mm_float32": 51.0}
-
-
-def gpu_ms(lib, fn, iters: int) -> float:
-    """Milliseconds per call of ``fn`` measured with ``lib``'s CUDA events (lib: tp or torch)."""
-    fn()
-    lib.cuda.synchronize()
-    start, end = lib.cuda.Event(enable_timing=True), lib.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / iters
 
 
 def product(lib, kind: str, a, b, bias):
@@ -54,12 +33,7 @@ def rel_diff(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="2048^2 products and fewer calls")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "cuda_matmul.json"))
-    args = p.parse_args()
-    if not tp.cuda.is_available():
-        raise SystemExit(f"no CUDA device: {tp.cuda.unavailable_reason()}")
+    args = parse_args(__doc__, "cuda_matmul", "2048^2 products and fewer calls")
     s = 2048 if args.quick else 8192
     iters = 5 if args.quick else 20
     rng = np.random.default_rng(0)
@@ -83,7 +57,7 @@ def main() -> None:
         "reference_torch_2_11": REFERENCE_TORCH_2_11_H200,
         "ops": {},
     }
-    have_torch = torch is not None and torch.cuda.is_available()
+    have_torch = torch_on_gpu()
     if have_torch:
         report["torch_version"] = torch.__version__
     for name, dtype, tf32, sa, sb, kind in cases:
@@ -121,10 +95,7 @@ def main() -> None:
             del xa, xb, xbias
         report["ops"][name] = row
         del a, b, bias, mine
-    print(json.dumps(report, indent=2))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

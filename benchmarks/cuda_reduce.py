@@ -14,31 +14,10 @@ figures and their ratios; nothing is asserted.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-
 import numpy as np
+from _cuda_harness import gpu_ms, parse_args, to_f64, torch, torch_on_gpu, write_report
 
 import tensorplay_p10 as tp
-
-try:
-    import torch
-except ImportError:  # the comparison is optional: PyTorch is never a dependency
-    torch = None
-
-
-def gpu_ms(lib, fn, iters: int) -> float:
-    """Milliseconds per call of ``fn`` measured with ``lib``'s CUDA events (lib: tp or torch)."""
-    fn()
-    lib.cuda.synchronize()
-    start, end = lib.cuda.Event(enable_timing=True), lib.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / iters
 
 
 def cases(lib):
@@ -62,22 +41,13 @@ def cases(lib):
     }
 
 
-def to_f64(t) -> np.ndarray:
-    return t.cpu().to(tp.float64 if isinstance(t, tp.Tensor) else torch.float64).numpy()
-
-
 def head(name: str, m, r):
     """A small slice of the inputs for the correctness check (the same layout as the timed call)."""
     return (m[:, :256], r[:65536]) if name.endswith("dim0") else (m[:64], r[:65536])
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="a [2048, 8192] matrix and fewer launches")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "cuda_reduce.json"))
-    args = p.parse_args()
-    if not tp.cuda.is_available():
-        raise SystemExit(f"no CUDA device: {tp.cuda.unavailable_reason()}")
+    args = parse_args(__doc__, "cuda_reduce", "a [2048, 8192] matrix and fewer launches")
     rows, cols = (2048 if args.quick else 8192), 8192
     n = rows * cols
     iters = 5 if args.quick else 20
@@ -87,7 +57,7 @@ def main() -> None:
     report = {"device": tp.cuda.get_device_name(), "shape": [rows, cols], "iters": iters, "ops": {}}
     report["reference_torch_h200_sum_GBps"] = [3260, 3680]
     tt = None
-    if torch is not None and torch.cuda.is_available():
+    if torch_on_gpu():
         tm = torch.from_numpy(host).cuda()
         tt = (tm, tm.reshape(-1))
         report["torch_version"] = torch.__version__
@@ -102,10 +72,7 @@ def main() -> None:
         gpu, cpu = fn(hm, hr), fn(hm.cpu(), hr.cpu())
         row["max_abs_err_vs_cpu"] = float(np.abs(to_f64(gpu) - to_f64(cpu)).max())
         report["ops"][name] = row
-    print(json.dumps(report, indent=2))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

@@ -15,32 +15,10 @@ runs without PyTorch too.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-
 import numpy as np
+from _cuda_harness import F, gpu_ms, parse_args, to_f64, torch, torch_on_gpu, write_report
 
 import tensorplay_p10 as tp
-
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:  # the comparison is optional: PyTorch is never a dependency
-    torch = F = None
-
-
-def gpu_ms(lib, fn, iters: int) -> float:
-    """Milliseconds per call of ``fn`` measured with ``lib``'s CUDA events (lib: tp or torch)."""
-    fn()
-    lib.cuda.synchronize()
-    start, end = lib.cuda.Event(enable_timing=True), lib.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / iters
 
 
 def first(r):
@@ -93,10 +71,6 @@ def torch_cases(cols: int):
     }
 
 
-def to_f64(t) -> np.ndarray:
-    return t.cpu().to(tp.float64 if isinstance(t, tp.Tensor) else torch.float64).numpy()
-
-
 def inputs(lib, host: dict, dev: str):
     """The benchmark's tensors in ``lib`` on ``dev`` (host: NumPy arrays)."""
     from_np = tp.from_numpy if lib is tp else torch.from_numpy
@@ -107,12 +81,7 @@ def inputs(lib, host: dict, dev: str):
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="smaller matrices and fewer launches")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "cuda_rows.json"))
-    args = p.parse_args()
-    if not tp.cuda.is_available():
-        raise SystemExit(f"no CUDA device: {tp.cuda.unavailable_reason()}")
+    args = parse_args(__doc__, "cuda_rows", "smaller matrices and fewer launches")
     rows, cols = (2048 if args.quick else 16384), 4096
     ce_rows, vocab = (512 if args.quick else 4096), 32768
     iters = 5 if args.quick else 20
@@ -136,7 +105,7 @@ def main() -> None:
     }
     d_tp = inputs(tp, host, "cuda")
     d_t = None
-    if torch is not None and torch.cuda.is_available():
+    if torch_on_gpu():
         d_t = inputs(torch, host, "cuda")
         _, d_t["mean"], d_t["rstd"] = torch.native_layer_norm(d_t["x"], [cols], d_t["w"], d_t["b"], 1e-5)
         if hasattr(F, "rms_norm"):
@@ -160,10 +129,7 @@ def main() -> None:
         gpu, cpu = fn(head), fn(head_cpu)
         row["max_abs_err_vs_cpu"] = float(np.abs(to_f64(gpu) - to_f64(cpu)).max())
         report["ops"][name] = row
-    print(json.dumps(report, indent=2))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

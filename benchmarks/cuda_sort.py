@@ -12,31 +12,10 @@ PyTorch is optional: without it only TensorPlay's figures are reported.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-
 import numpy as np
+from _cuda_harness import gpu_ms, parse_args, torch, torch_on_gpu, write_report
 
 import tensorplay_p10 as tp
-
-try:
-    import torch
-except ImportError:  # the comparison is optional: PyTorch is never a dependency
-    torch = None
-
-
-def gpu_ms(lib, fn, iters: int) -> float:
-    """Milliseconds per call of ``fn`` measured with ``lib``'s CUDA events (lib: tp or torch)."""
-    fn()
-    lib.cuda.synchronize()
-    start, end = lib.cuda.Event(enable_timing=True), lib.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(iters):
-        fn()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / iters
 
 
 def cases(lib):
@@ -49,12 +28,7 @@ def cases(lib):
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quick", action="store_true", help="smaller inputs and fewer calls")
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "cuda_sort.json"))
-    args = p.parse_args()
-    if not tp.cuda.is_available():
-        raise SystemExit(f"no CUDA device: {tp.cuda.unavailable_reason()}")
+    args = parse_args(__doc__, "cuda_sort", "smaller inputs and fewer calls")
     iters = 3 if args.quick else 10
     shapes = {
         "sort_1d": (1 << 20,) if args.quick else (1 << 24,),
@@ -63,7 +37,7 @@ def main() -> None:
     }
     rng = np.random.default_rng(0)
     report = {"device": tp.cuda.get_device_name(), "iters": iters, "ops": {}}
-    have_torch = torch is not None and torch.cuda.is_available()
+    have_torch = torch_on_gpu()
     if have_torch:
         report["torch_version"] = torch.__version__
     tp_cases = cases(tp)
@@ -89,10 +63,7 @@ def main() -> None:
             row["indices_equal_torch"] = bool(np.array_equal(i.cpu().numpy(), ti.cpu().numpy()))
         report["ops"][name] = row
         del x
-    print(json.dumps(report, indent=2))
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump(report, f, indent=2)
+    write_report(report, args.out)
 
 
 if __name__ == "__main__":

@@ -10,14 +10,19 @@ derivative formula. They need a GPU and skip elsewhere ("needs a CUDA device").
 """
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = "cuda"
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, needs_cuda, normal, np_of64  # noqa: E402
+
+pytestmark = needs_cuda
+
 
 # (rtol, atol) against the float64 formula on the same (rounded) inputs
 TOL = {
@@ -27,16 +32,6 @@ TOL = {
     tp.float64: (1e-10, 1e-10),
 }
 sdpa = tp.scaled_dot_product_attention
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype in (tp.bfloat16, tp.float16) else t).numpy().astype(np.float64)
-
-
-def sample(shape, dtype=tp.float32, seed=0) -> tp.Tensor:
-    rng = np.random.default_rng(seed)
-    return tp.from_numpy(rng.standard_normal(shape).astype(np.float32)).to(dtype)
 
 
 def ref_probs(q, k, mask=None, is_causal=False, scale=None, enable_gqa=False):
@@ -68,11 +63,11 @@ def check(q, k, v, mask=None, **kw):
     got = sdpa(q.to(DEV), k.to(DEV), v.to(DEV), dm, **kw)
     cpu = sdpa(q, k, v, mask, **kw)
     assert got.device.type == DEV and got.dtype is q.dtype and got.shape == cpu.shape
-    m = None if mask is None else (mask.numpy() if mask.dtype is tp.bool else np_of(mask))
-    want = ref_attention(np_of(q), np_of(k), np_of(v), m, **kw)
-    g = np_of(got)
+    m = None if mask is None else (mask.numpy() if mask.dtype is tp.bool else np_of64(mask))
+    want = ref_attention(np_of64(q), np_of64(k), np_of64(v), m, **kw)
+    g = np_of64(got)
     np.testing.assert_allclose(g, want, rtol=rtol, atol=atol)
-    np.testing.assert_allclose(g, np_of(cpu), rtol=rtol, atol=atol, equal_nan=True)
+    np.testing.assert_allclose(g, np_of64(cpu), rtol=rtol, atol=atol, equal_nan=True)
     return g
 
 
@@ -81,9 +76,9 @@ def check(q, k, v, mask=None, **kw):
 @pytest.mark.parametrize("L,S", [(1, 1), (7, 7), (65, 65), (129, 129), (5, 70), (70, 5)])
 def test_lengths_causal_dtypes(dtype, causal, L, S):
     q, k, v = (
-        sample((2, 3, L, 64), dtype, 1),
-        sample((2, 3, S, 64), dtype, 2),
-        sample((2, 3, S, 64), dtype, 3),
+        normal((2, 3, L, 64), dtype, 1),
+        normal((2, 3, S, 64), dtype, 2),
+        normal((2, 3, S, 64), dtype, 3),
     )
     check(q, k, v, is_causal=causal)
 
@@ -94,9 +89,9 @@ def test_lengths_causal_dtypes(dtype, causal, L, S):
 )
 def test_head_dims(dtype, E, Ev):
     q, k, v = (
-        sample((1, 2, 67, E), dtype, 4),
-        sample((1, 2, 67, E), dtype, 5),
-        sample((1, 2, 67, Ev), dtype, 6),
+        normal((1, 2, 67, E), dtype, 4),
+        normal((1, 2, 67, E), dtype, 5),
+        normal((1, 2, 67, Ev), dtype, 6),
     )
     check(q, k, v, is_causal=True)
     check(q, k, v, scale=0.3)
@@ -105,9 +100,9 @@ def test_head_dims(dtype, E, Ev):
 @pytest.mark.parametrize("dtype", [tp.float32, tp.bfloat16])
 def test_gqa_and_transposed_inputs(dtype):
     # the layout GroupedQueryAttention makes: [B, L, H, D] viewed as [B, H, L, D]
-    q = sample((2, 33, 8, 64), dtype, 7).transpose(1, 2)
-    k = sample((2, 33, 2, 64), dtype, 8).transpose(1, 2)
-    v = sample((2, 33, 2, 64), dtype, 9).transpose(1, 2)
+    q = normal((2, 33, 8, 64), dtype, 7).transpose(1, 2)
+    k = normal((2, 33, 2, 64), dtype, 8).transpose(1, 2)
+    v = normal((2, 33, 2, 64), dtype, 9).transpose(1, 2)
     check(q, k, v, enable_gqa=True)
     check(q, k, v, enable_gqa=True, is_causal=True)
 
@@ -115,9 +110,9 @@ def test_gqa_and_transposed_inputs(dtype):
 @pytest.mark.parametrize("dtype", [tp.float32, tp.bfloat16])
 def test_masks(dtype):
     q, k, v = (
-        sample((2, 2, 9, 32), dtype, 10),
-        sample((2, 2, 11, 32), dtype, 11),
-        sample((2, 2, 11, 32), dtype, 12),
+        normal((2, 2, 9, 32), dtype, 10),
+        normal((2, 2, 11, 32), dtype, 11),
+        normal((2, 2, 11, 32), dtype, 12),
     )
     keep = np.random.default_rng(13).random((9, 11)) < 0.6
     keep[3] = False  # a fully masked row: zeros
@@ -125,37 +120,37 @@ def test_masks(dtype):
     check(
         q, k, v, tp.from_numpy(keep[None, None, :1].repeat(2, 0))
     )  # [2, 1, 1, 11]: broadcast rows and heads
-    add = sample((2, 1, 9, 11), tp.float32, 14)
+    add = normal((2, 1, 9, 11), tp.float32, 14)
     check(q, k, v, add)  # float32 mask with 16-bit inputs: cast once, as the CPU op does
-    check(q, k, v, sample((11,), dtype, 15))  # 1-D mask: one row for all
+    check(q, k, v, normal((11,), dtype, 15))  # 1-D mask: one row for all
 
 
 @pytest.mark.parametrize("dtype", [tp.float32, tp.float16])
 def test_layouts_and_broadcast(dtype):
-    base = sample((3, 20, 48), dtype, 16)
+    base = normal((3, 20, 48), dtype, 16)
     q = base[:, ::2, :]  # row stride 96
-    k = sample((4, 3, 17, 48), dtype, 17).flip(-2)  # 4-D key against 3-D query: batch broadcast
-    v = sample((1, 3, 17, 24), dtype, 18)  # Ev != E, broadcast dim 0
+    k = normal((4, 3, 17, 48), dtype, 17).flip(-2)  # 4-D key against 3-D query: batch broadcast
+    v = normal((1, 3, 17, 24), dtype, 18)  # Ev != E, broadcast dim 0
     check(q, k, v)
     check(q.transpose(-1, -2).contiguous().transpose(-1, -2), k, v, is_causal=True)  # last dim strided
-    check(sample((5, 32), dtype, 19), sample((6, 32), dtype, 20), sample((6, 8), dtype, 21))  # 2-D
+    check(normal((5, 32), dtype, 19), normal((6, 32), dtype, 20), normal((6, 8), dtype, 21))  # 2-D
 
 
 def test_empty_and_nan():
     z = tp.zeros((2, 0, 8), device=DEV)
-    assert sdpa(z, sample((2, 3, 8)).to(DEV), sample((2, 3, 8)).to(DEV)).shape == (2, 0, 8)
-    out = sdpa(sample((2, 3, 8)).to(DEV), tp.zeros((2, 0, 8), device=DEV), tp.zeros((2, 0, 5), device=DEV))
-    assert out.shape == (2, 3, 5) and not np_of(out).any()
+    assert sdpa(z, normal((2, 3, 8)).to(DEV), normal((2, 3, 8)).to(DEV)).shape == (2, 0, 8)
+    out = sdpa(normal((2, 3, 8)).to(DEV), tp.zeros((2, 0, 8), device=DEV), tp.zeros((2, 0, 5), device=DEV))
+    assert out.shape == (2, 3, 5) and not np_of64(out).any()
     for dtype in (tp.float32, tp.bfloat16):
-        q = sample((1, 1, 4, 16), dtype, 22)
+        q = normal((1, 1, 4, 16), dtype, 22)
         q[0, 0, 2, 3] = float("nan")
-        got = np_of(sdpa(q.to(DEV), q.to(DEV), q.to(DEV)))
+        got = np_of64(sdpa(q.to(DEV), q.to(DEV), q.to(DEV)))
         assert np.isnan(got[0, 0, 2]).all()  # the NaN row
         assert np.isnan(got[0, 0, [0, 1, 3]]).all()  # every row sees key 2, which has a NaN
 
 
 def test_errors_match_the_cpu_op():
-    q = sample((1, 2, 4, 8)).to(DEV)
+    q = normal((1, 2, 4, 8)).to(DEV)
     with pytest.raises(RuntimeError, match="same dtype"):
         sdpa(q, q.double(), q)
     with pytest.raises(RuntimeError, match="Explicit attn_mask"):
@@ -163,7 +158,7 @@ def test_errors_match_the_cpu_op():
     with pytest.raises(RuntimeError, match="does not broadcast"):
         sdpa(q, q, q, tp.ones((3, 4), dtype=tp.bool, device=DEV))
     with pytest.raises(RuntimeError, match="enable_gqa"):
-        sdpa(q, sample((1, 3, 4, 8)).to(DEV), q, enable_gqa=True)
+        sdpa(q, normal((1, 3, 4, 8)).to(DEV), q, enable_gqa=True)
     with pytest.raises(RuntimeError, match="device"):
         sdpa(q, q, q, tp.ones((4, 4), dtype=tp.bool))
     with pytest.raises(NotImplementedError, match="dropout_p"):
@@ -197,31 +192,31 @@ def ref_backward(q, k, v, g, causal, scale):
 @pytest.mark.parametrize("L,S,E,Ev", [(1, 1, 16, 16), (65, 65, 64, 64), (33, 70, 32, 48), (70, 9, 128, 128)])
 def test_backward_op(dtype, causal, L, S, E, Ev):
     q, k, v = (
-        sample((2, 2, L, E), dtype, 30),
-        sample((2, 2, S, E), dtype, 31),
-        sample((2, 2, S, Ev), dtype, 32),
+        normal((2, 2, L, E), dtype, 30),
+        normal((2, 2, S, E), dtype, 31),
+        normal((2, 2, S, Ev), dtype, 32),
     )
-    g = sample((2, 2, L, Ev), dtype, 33)
+    g = normal((2, 2, L, Ev), dtype, 33)
     scale = 1 / math.sqrt(E)
     got = tp.scaled_dot_product_attention_backward(g.to(DEV), q.to(DEV), k.to(DEV), v.to(DEV), causal, scale)
-    want = ref_backward(np_of(q), np_of(k), np_of(v), np_of(g), causal, scale)
+    want = ref_backward(np_of64(q), np_of64(k), np_of64(v), np_of64(g), causal, scale)
     for a, w in zip(got, want, strict=True):
         assert a.device.type == DEV and a.dtype is dtype
-        assert_grad_close(np_of(a), w, dtype)
+        assert_grad_close(np_of64(a), w, dtype)
     if dtype in (tp.float32, tp.float64):  # the CPU op takes these only
         cpu = tp.scaled_dot_product_attention_backward(g, q, k, v, causal, scale)
         for a, c in zip(got, cpu, strict=True):
-            assert_grad_close(np_of(a), np_of(c), dtype)
+            assert_grad_close(np_of64(a), np_of64(c), dtype)
 
 
 def test_backward_op_empty_and_errors():
-    q = sample((1, 3, 8)).to(DEV)
+    q = normal((1, 3, 8)).to(DEV)
     dq, dk, dv = tp.scaled_dot_product_attention_backward(
         q, q, tp.zeros((1, 0, 8), device=DEV), tp.zeros((1, 0, 8), device=DEV), False, 0.5
     )
-    assert dq.shape == (1, 3, 8) and not np_of(dq).any() and dk.shape == (1, 0, 8)
+    assert dq.shape == (1, 3, 8) and not np_of64(dq).any() and dk.shape == (1, 0, 8)
     with pytest.raises(RuntimeError, match="expected"):
-        tp.scaled_dot_product_attention_backward(q, q, q, sample((1, 4, 8)).to(DEV), False, 0.5)
+        tp.scaled_dot_product_attention_backward(q, q, q, normal((1, 4, 8)).to(DEV), False, 0.5)
     with pytest.raises(RuntimeError, match="dtype"):
         tp.scaled_dot_product_attention_backward(q, q.double(), q, q, False, 0.5)
 
@@ -232,26 +227,26 @@ def test_autograd_gqa_causal_matches_cpu(dtype):
 
     def grads(device):
         q = tpa.tensor(
-            np_of(sample((2, 4, 19, 32), dtype, 40)), dtype=dtype, device=device, requires_grad=True
+            np_of64(normal((2, 4, 19, 32), dtype, 40)), dtype=dtype, device=device, requires_grad=True
         )
         k = tpa.tensor(
-            np_of(sample((2, 2, 19, 32), dtype, 41)), dtype=dtype, device=device, requires_grad=True
+            np_of64(normal((2, 2, 19, 32), dtype, 41)), dtype=dtype, device=device, requires_grad=True
         )
         v = tpa.tensor(
-            np_of(sample((2, 2, 19, 32), dtype, 42)), dtype=dtype, device=device, requires_grad=True
+            np_of64(normal((2, 2, 19, 32), dtype, 42)), dtype=dtype, device=device, requires_grad=True
         )
         out = tpa.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-        out.backward(tpa.tensor(np_of(sample((2, 4, 19, 32), dtype, 43)), dtype=dtype, device=device))
-        return [np_of(t.grad) for t in (q, k, v)]
+        out.backward(tpa.tensor(np_of64(normal((2, 4, 19, 32), dtype, 43)), dtype=dtype, device=device))
+        return [np_of64(t.grad) for t in (q, k, v)]
 
     cuda = grads(DEV)
     cpu = grads("cpu") if dtype is tp.float32 else None
     if cpu is None:  # bfloat16 on the CPU takes the composite backward: compare with float32 instead
         q, k, v = (
-            np_of(sample(s, dtype, i))
+            np_of64(normal(s, dtype, i))
             for s, i in [((2, 4, 19, 32), 40), ((2, 2, 19, 32), 41), ((2, 2, 19, 32), 42)]
         )
-        g = np_of(sample((2, 4, 19, 32), dtype, 43))
+        g = np_of64(normal((2, 4, 19, 32), dtype, 43))
         kr, vr = np.repeat(k, 2, axis=-3), np.repeat(v, 2, axis=-3)
         dq, dk, dv = ref_backward(q, kr, vr, g, True, 1 / math.sqrt(32))
         cpu = [dq, dk.reshape(2, 2, 2, 19, 32).sum(2), dv.reshape(2, 2, 2, 19, 32).sum(2)]

@@ -7,11 +7,15 @@ to 256, ``attn_fwd_mma_d<D>_<dtype>``; csrc/cuda/ops_attention_backward.cpp asks
 """
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 from tensorplay_p10.cuda import _compiler
+
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import kernel_entries  # noqa: E402
 
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 CSRC = Path(__file__).resolve().parents[1] / "csrc" / "cuda"
@@ -19,16 +23,7 @@ CSRC = Path(__file__).resolve().parents[1] / "csrc" / "cuda"
 
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, set[str]]:
-    try:
-        _compiler.nvrtc()
-    except RuntimeError as e:
-        pytest.skip(f"NVRTC is not installed (pip install nvidia-cuda-nvrtc): {e}")
-    out = {}
-    for name in ("attention.cu", "attention_backward.cu"):
-        text = _compiler.compile_ptx(name, arch=80).decode(errors="replace")
-        assert ".target sm_80" in text
-        out[name] = set(re.findall(r"\.entry\s+(\w+)\(", text))
-    return out
+    return {name: kernel_entries(name) for name in ("attention.cu", "attention_backward.cu")}
 
 
 def test_forward_kernels_exist(ptx):

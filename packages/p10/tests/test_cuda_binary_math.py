@@ -8,43 +8,26 @@ shapes, in-place and out= forms, and the error paths (integer division by zero r
 need a GPU and skip elsewhere.
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, FLOATS, INTS, check, needs_cuda, np_of64  # noqa: E402
+from cuda_testing import sample as shared_sample
 
-DEV = "cuda"
-FLOATS = [tp.float16, tp.bfloat16, tp.float32, tp.float64]
-INTS = [tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64]
-TOL = {tp.float16: 4e-3, tp.bfloat16: 3.2e-2, tp.float32: 1e-5, tp.float64: 1e-12}
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy().astype(np.float64)
+pytestmark = needs_cuda
 
 
 def sample(shape, dtype, seed=0, scale=3.0) -> tp.Tensor:
-    rng = np.random.default_rng(seed)
-    if dtype is tp.bool:
-        return tp.from_numpy(rng.random(shape) < 0.5)
-    if dtype in INTS:
-        lo = 1 if dtype is tp.uint8 else -40
-        return tp.from_numpy(rng.integers(lo, 40, size=shape)).to(dtype)
-    return tp.from_numpy(np.asarray(scale * rng.standard_normal(shape), dtype=np.float32)).to(dtype)
+    return shared_sample(shape, dtype, seed, scale, lo=-40, hi=40, ulo=1)
 
 
-def check(got, cpu, want, tol):
-    assert got.device.type == DEV and got.dtype is cpu.dtype and got.shape == cpu.shape
-    g = np_of(got)
-    if tol == 0:
-        np.testing.assert_array_equal(g, np_of(cpu))
-        np.testing.assert_array_equal(g, want)
-    else:
-        np.testing.assert_allclose(g, np_of(cpu), rtol=tol, atol=tol, equal_nan=True)
-        np.testing.assert_allclose(g, want, rtol=tol, atol=tol, equal_nan=True)
+TOL = {tp.float16: 4e-3, tp.bfloat16: 3.2e-2, tp.float32: 1e-5, tp.float64: 1e-12}
 
 
 def _floor_div(a, b):
@@ -87,14 +70,14 @@ def test_floats(name, dtype):
         # (float32 for the 16-bit floats, as the CPU and the kernel), then round to the dtype.
         if name in ("floor_divide", "remainder") and dtype is not tp.float64:
             r = ref(np.float32(x), np.float32(y))
-            return np_of(tp.from_numpy(np.asarray(r, dtype=np.float32)).to(dtype))
+            return np_of64(tp.from_numpy(np.asarray(r, dtype=np.float32)).to(dtype))
         return ref(x, y)
 
-    check(f(a.to(DEV), b.to(DEV)), f(a, b), want(np_of(a), np_of(b)), tol)
+    check(f(a.to(DEV), b.to(DEV)), f(a, b), want(np_of64(a), np_of64(b)), tol)
     # broadcasting, and a Python number (the scalar form)
     row = b[:1]
-    check(f(a.to(DEV), row.to(DEV)), f(a, row), want(np_of(a), np_of(row)), tol)
-    check(f(a.to(DEV), 1.5), f(a, 1.5), want(np_of(a), 1.5), tol)
+    check(f(a.to(DEV), row.to(DEV)), f(a, row), want(np_of64(a), np_of64(row)), tol)
+    check(f(a.to(DEV), 1.5), f(a, 1.5), want(np_of64(a), 1.5), tol)
 
 
 @pytest.mark.parametrize("dtype", INTS, ids=str)
@@ -106,9 +89,9 @@ def test_integers(name, dtype):
         b = tp.where(b == 0, tp.ones_like(b), b)
     got, cpu = f(a.to(DEV), b.to(DEV)), f(a, b)
     assert got.dtype is dtype
-    check(got, cpu, ref(np_of(a), np_of(b)), 0)
+    check(got, cpu, ref(np_of64(a), np_of64(b)), 0)
     got = f(a.to(DEV), 3)  # the scalar form
-    check(got, f(a, 3), ref(np_of(a), 3.0), 0)
+    check(got, f(a, 3), ref(np_of64(a), 3.0), 0)
 
 
 @pytest.mark.parametrize("name", ["floor_divide", "remainder", "fmod"])
@@ -123,36 +106,36 @@ def test_integer_division_by_zero_raises_like_the_cpu(name):
         f(a.to(DEV), 0)
     # float division by zero is IEEE (inf / nan), not an error
     fa, fb = a.float(), b.float()
-    check(f(fa.to(DEV), fb.to(DEV)), f(fa, fb), np_of(f(fa, fb)), 0)
+    check(f(fa.to(DEV), fb.to(DEV)), f(fa, fb), np_of64(f(fa, fb)), 0)
 
 
 def test_remainder_scalar_tensor_and_in_place_forms():
     b = sample((5, 6), tp.float32, 5).abs() + 0.5
-    check(tp.remainder(7.5, b.to(DEV)), tp.remainder(7.5, b), np.mod(7.5, np_of(b)), 1e-5)
+    check(tp.remainder(7.5, b.to(DEV)), tp.remainder(7.5, b), np.mod(7.5, np_of64(b)), 1e-5)
     a = sample((5, 6), tp.float32, 6)
     for name in ("remainder", "atan2", "xlogy", "floor_divide"):
         d = a.to(DEV).clone()
         version = d._version
         getattr(tp, name + "_")(d, b.to(DEV))
         assert d._version > version
-        check(d, getattr(tp, name)(a, b), FLOAT_FNS[name][1](np_of(a), np_of(b)), 2e-5)
+        check(d, getattr(tp, name)(a, b), FLOAT_FNS[name][1](np_of64(a), np_of64(b)), 2e-5)
     out = tp.empty((5, 6), dtype=tp.float64, device=DEV)
     tp.atan2(a.to(DEV), b.to(DEV), out=out)
-    check(out, tp.atan2(a, b).double(), np.arctan2(np_of(a), np_of(b)), 2e-5)
+    check(out, tp.atan2(a, b).double(), np.arctan2(np_of64(a), np_of64(b)), 2e-5)
 
 
 def test_float_power_overloads():
     a, e = sample((4, 9), tp.float32, 7).abs() + 0.1, sample((4, 9), tp.int32, 8) % 4
     for got, cpu, want in [
-        (tp.float_power(a.to(DEV), e.to(DEV)), tp.float_power(a, e), np_of(a) ** np_of(e)),
-        (tp.float_power(a.to(DEV), 2.5), tp.float_power(a, 2.5), np_of(a) ** 2.5),
-        (tp.float_power(2, e.to(DEV)), tp.float_power(2, e), 2.0 ** np_of(e)),
+        (tp.float_power(a.to(DEV), e.to(DEV)), tp.float_power(a, e), np_of64(a) ** np_of64(e)),
+        (tp.float_power(a.to(DEV), 2.5), tp.float_power(a, 2.5), np_of64(a) ** 2.5),
+        (tp.float_power(2, e.to(DEV)), tp.float_power(2, e), 2.0 ** np_of64(e)),
     ]:
         assert got.dtype is tp.float64
         check(got, cpu, want, 1e-12)
     d = a.double().to(DEV)
     tp.float_power_(d, 2)
-    check(d, tp.float_power(a, 2), np_of(a) ** 2, 1e-12)
+    check(d, tp.float_power(a, 2), np_of64(a) ** 2, 1e-12)
     with pytest.raises(RuntimeError):
         tp.float_power_(a.clone(), 2)
     with pytest.raises(RuntimeError):
@@ -161,11 +144,11 @@ def test_float_power_overloads():
 
 def test_xlogy_scalar_self_and_special_values():
     y = tp.tensor([0.0, 1.0, 2.0, float("nan"), float("inf")])
-    check(tp.xlogy(0, y.to(DEV)), tp.xlogy(0, y), _xlogy(0.0, np_of(y)), 0)
-    check(tp.xlogy(2, y.to(DEV)), tp.xlogy(2, y), _xlogy(2.0, np_of(y)), 1e-6)
+    check(tp.xlogy(0, y.to(DEV)), tp.xlogy(0, y), _xlogy(0.0, np_of64(y)), 0)
+    check(tp.xlogy(2, y.to(DEV)), tp.xlogy(2, y), _xlogy(2.0, np_of64(y)), 1e-6)
     inf = tp.tensor([float("inf"), -float("inf"), float("nan"), 1.0])
     for f in (tp.logaddexp, tp.logaddexp2):
-        check(f(inf.to(DEV), inf.to(DEV)), f(inf, inf), np_of(f(inf, inf)), 0)
+        check(f(inf.to(DEV), inf.to(DEV)), f(inf, inf), np_of64(f(inf, inf)), 0)
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
@@ -173,11 +156,11 @@ def test_nextafter(dtype):
     a = tp.tensor([0.0, 1.0, -1.0, 2.0, float("nan"), -0.0]).to(dtype)
     b = tp.tensor([1.0, 2.0, -2.0, 1.0, 0.0, -1.0]).to(dtype)
     got, cpu = tp.nextafter(a.to(DEV), b.to(DEV)), tp.nextafter(a, b)
-    check(got, cpu, np_of(cpu), 0)
+    check(got, cpu, np_of64(cpu), 0)
     if dtype in (tp.float32, tp.float64):
         npd = np.float32 if dtype is tp.float32 else np.float64
-        want = np.nextafter(np_of(a).astype(npd), np_of(b).astype(npd)).astype(np.float64)
-        np.testing.assert_array_equal(np_of(got), want)
+        want = np.nextafter(np_of64(a).astype(npd), np_of64(b).astype(npd)).astype(np.float64)
+        np.testing.assert_array_equal(np_of64(got), want)
 
 
 @pytest.mark.parametrize("dtype", [tp.bool, tp.uint8, tp.int32, tp.float16, tp.float32], ids=str)
@@ -189,7 +172,7 @@ def test_heaviside(dtype):
         x = tp.round(x)
     v = sample((7,), dtype, 10)
     got, cpu = tp.heaviside(x.to(DEV), v.to(DEV)), tp.heaviside(x, v)
-    xn, vn = np_of(x), np_of(v)
+    xn, vn = np_of64(x), np_of64(v)
     check(got, cpu, np.heaviside(xn, np.broadcast_to(vn, xn.shape)), 0)
     with pytest.raises(RuntimeError):
         tp.heaviside(x.to(DEV), v.to(DEV).double() if dtype is not tp.float64 else v.to(DEV).float())
@@ -212,13 +195,13 @@ def test_logical(name, dtype):
         a = a % 2  # zeros and non-zeros
     got, cpu = f(a.to(DEV), b.to(DEV)), f(a, b)
     assert got.dtype is tp.bool
-    check(got, cpu, ref(np_of(a), np_of(b)).astype(np.float64), 0)
-    check(f(a.to(DEV), 0), f(a, 0), ref(np_of(a), 0).astype(np.float64), 0)
+    check(got, cpu, ref(np_of64(a), np_of64(b)).astype(np.float64), 0)
+    check(f(a.to(DEV), 0), f(a, 0), ref(np_of64(a), 0).astype(np.float64), 0)
     d = a.to(DEV).clone()  # in place: 0/1 in self's dtype
     getattr(tp, name + "_")(d, b.to(DEV))
-    check(d, f(a, b).to(dtype), ref(np_of(a), np_of(b)).astype(np.float64), 0)
+    check(d, f(a, b).to(dtype), ref(np_of64(a), np_of64(b)).astype(np.float64), 0)
     n = tp.logical_not(a.to(DEV))
-    check(n, tp.logical_not(a), np.logical_not(np_of(a)).astype(np.float64), 0)
+    check(n, tp.logical_not(a), np.logical_not(np_of64(a)).astype(np.float64), 0)
 
 
 BITWISE = {"bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor}
@@ -248,8 +231,8 @@ def test_shifts(dtype):
     )
     for f in (tp.bitwise_left_shift, tp.bitwise_right_shift):
         got, cpu = f(a.to(DEV), s.to(DEV)), f(a, s)
-        check(got, cpu, np_of(cpu), 0)  # out-of-range amounts follow the CPU (PyTorch) rule
-        check(f(a.to(DEV), 1), f(a, 1), np_of(f(a, 1)), 0)
+        check(got, cpu, np_of64(cpu), 0)  # out-of-range amounts follow the CPU (PyTorch) rule
+        check(f(a.to(DEV), 1), f(a, 1), np_of64(f(a, 1)), 0)
     inside = s % 5 if dtype is tp.uint8 else s.abs() % 5
     want = (a.numpy().astype(np.int64) << inside.numpy().astype(np.int64)).astype(a.numpy().dtype)
     check(
@@ -261,7 +244,7 @@ def test_shifts(dtype):
     check(
         tp.bitwise_left_shift(3, inside.to(DEV)),
         tp.bitwise_left_shift(3, inside),
-        np_of(tp.bitwise_left_shift(3, inside)),
+        np_of64(tp.bitwise_left_shift(3, inside)),
         0,
     )
 
@@ -295,13 +278,13 @@ def test_views_empty_and_zero_dim():
         for f in (tp.atan2, tp.remainder, tp.logical_xor):
             w = other if v.dim() else tp.tensor(0.7)
             got, cpu = f(view(src.to(DEV)), w.to(DEV)), f(v, w)
-            check(got, cpu, np_of(cpu), 2e-6 if f is not tp.logical_xor else 0)
+            check(got, cpu, np_of64(cpu), 2e-6 if f is not tp.logical_xor else 0)
             assert got.shape == cpu.shape
     big = sample((1 << 18) + 5, tp.float32, 20)
     bd = big.to(DEV)
     for x, xd in ((big, bd), (big[3:], bd[3:])):  # 16-byte packs with a tail, and unaligned on the device
-        check(tp.fmax(xd, 0.0), tp.fmax(x, 0.0), np.fmax(np_of(x), 0.0), 0)
-        check(tp.atan2(xd, xd), tp.atan2(x, x), np.arctan2(np_of(x), np_of(x)), 2e-6)
+        check(tp.fmax(xd, 0.0), tp.fmax(x, 0.0), np.fmax(np_of64(x), 0.0), 0)
+        check(tp.atan2(xd, xd), tp.atan2(x, x), np.arctan2(np_of64(x), np_of64(x)), 2e-6)
 
 
 @pytest.mark.parametrize("dtype", [tp.int8, tp.int64, tp.uint8, tp.float16, tp.float32], ids=str)
@@ -312,9 +295,9 @@ def test_div_rounding_modes(mode, dtype):
     got, cpu = tp.div(a.to(DEV), b.to(DEV), rounding_mode=mode), tp.div(a, b, rounding_mode=mode)
     # NumPy in the op's math type (float32 for the 16-bit floats; the quotient rounds as in the kernel)
     math_t = np.float32 if dtype in (tp.float16, tp.float32) else np.int64
-    an, bn = np_of(a).astype(math_t), np_of(b).astype(math_t)
+    an, bn = np_of64(a).astype(math_t), np_of64(b).astype(math_t)
     q = (np.trunc(an / bn) if math_t is np.float32 else np.fix(an / bn)) if mode == "trunc" else an // bn
-    want = np_of(tp.from_numpy(np.asarray(q).astype(math_t)).to(dtype))
+    want = np_of64(tp.from_numpy(np.asarray(q).astype(math_t)).to(dtype))
     check(got, cpu, want, 0)
     d = a.to(DEV).clone()
     tp.div_(d, b.to(DEV), rounding_mode=mode)

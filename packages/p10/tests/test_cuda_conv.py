@@ -9,13 +9,19 @@ NotImplementedError on CUDA, as in PyTorch), and F.unfold / F.fold (im2col / col
 bool. Backward on CUDA is in tpx/tests/test_cuda_conv_grad.py. They need a GPU and skip elsewhere.
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = "cuda"
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, needs_cuda, np_of64  # noqa: E402
+
+pytestmark = needs_cuda
+
 rng = np.random.default_rng(0)
 
 
@@ -97,19 +103,14 @@ def ref_fold(col, size, k, dl, p, s):
     return acc[:, :, p[0] : p[0] + h, p[1] : p[1] + w]
 
 
-def np_of(t):
-    t = t.cpu()
-    return (t.float() if t.dtype in (tp.bfloat16, tp.float16) else t).numpy().astype(np.float64)
-
-
 def cuda(a, dtype=tp.float32):
     return tp.tensor(np.ascontiguousarray(a)).to(dtype).to(DEV)
 
 
 def check(got, want, cpu, tol):
     assert got.device.type == DEV and tuple(got.shape) == want.shape == tuple(cpu.shape)
-    np.testing.assert_allclose(np_of(got), want, rtol=tol, atol=tol)
-    np.testing.assert_allclose(np_of(got), np_of(cpu), rtol=tol, atol=tol)
+    np.testing.assert_allclose(np_of64(got), want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(np_of64(got), np_of64(cpu), rtol=tol, atol=tol)
 
 
 CONV = {1: tp.conv1d, 2: tp.conv2d, 3: tp.conv3d}
@@ -185,7 +186,7 @@ def test_batches_split_into_chunks(transposed):
             tp.conv2d(a, b, padding=1)
             for a, b in ((cuda(x), cuda(w)), (tp.tensor(x).float(), tp.tensor(w).float()))
         )
-    np.testing.assert_allclose(np_of(got), np_of(cpu), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np_of64(got), np_of64(cpu), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16, tp.float64])
@@ -196,7 +197,7 @@ def test_dtypes(dtype, transposed):
         rng.standard_normal((4, 4, 3, 3)) * 0.3,
         rng.standard_normal(4),
     )
-    x, w, b = (np_of(tp.tensor(a).to(dtype)) for a in (x, w, b))  # the values the 16-bit tensors hold
+    x, w, b = (np_of64(tp.tensor(a).to(dtype)) for a in (x, w, b))  # the values the 16-bit tensors hold
     fn, ref = (tp.conv_transpose2d, ref_conv_transpose) if transposed else (tp.conv2d, ref_conv)
     got = fn(cuda(x, dtype), cuda(w, dtype), cuda(b, dtype), stride=2, padding=1)
     cpu = fn(*(tp.tensor(a).to(dtype) for a in (x, w, b)), stride=2, padding=1)
@@ -212,23 +213,25 @@ def test_layouts_padding_same_unbatched_and_empty():
     ws = tp.tensor(big).float().to(DEV)[::2]  # a strided slice
     assert not xt.is_contiguous() and not ws.is_contiguous()
     got = tp.conv2d(xt.float(), ws, padding=1)
-    np.testing.assert_allclose(np_of(got), ref_conv(x, w, padding=1), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np_of64(got), ref_conv(x, w, padding=1), rtol=1e-4, atol=1e-4)
     same = tp.conv2d(cuda(x), cuda(w), padding="same")  # an even kernel: the extra pad goes after (tp.pad)
     assert same.shape == (2, 6, 9, 8)
     np.testing.assert_allclose(
-        np_of(same),
-        np_of(tp.conv2d(tp.tensor(x).float(), tp.tensor(w).float(), padding="same")),
+        np_of64(same),
+        np_of64(tp.conv2d(tp.tensor(x).float(), tp.tensor(w).float(), padding="same")),
         rtol=1e-4,
         atol=1e-4,
     )
     unb = tp.conv2d(cuda(x[0]), cuda(w))
-    np.testing.assert_allclose(np_of(unb), ref_conv(x[:1], w)[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np_of64(unb), ref_conv(x[:1], w)[0], rtol=1e-4, atol=1e-4)
     assert tp.conv2d(tp.zeros(0, 4, 9, 8).to(DEV), cuda(w)).shape == (0, 6, 7, 7)
     assert tp.conv_transpose2d(
         tp.zeros(0, 6, 3, 3).to(DEV), cuda(rng.standard_normal((6, 2, 2, 2)))
     ).shape == (0, 2, 4, 4)
     one = tp.conv2d(cuda(x[:1, :, :1, :2]), cuda(w[:, :, :1, :2]))  # size-1 output
-    np.testing.assert_allclose(np_of(one), ref_conv(x[:1, :, :1, :2], w[:, :, :1, :2]), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        np_of64(one), ref_conv(x[:1, :, :1, :2], w[:, :, :1, :2]), rtol=1e-4, atol=1e-4
+    )
 
 
 @pytest.mark.parametrize(
@@ -280,7 +283,7 @@ def test_im2col_and_col2im(k, dl, p, s, dtype):
         back, ref_fold(col, (7, 9), k, dl, p, s), tp.col2im(tp.tensor(col).to(dtype), [7, 9], k, dl, p, s), 0
     )
     unb = tp.im2col(cuda(x[0], dtype), k, dl, p, s)  # unbatched
-    np.testing.assert_array_equal(np_of(unb), want[0])
+    np.testing.assert_array_equal(np_of64(unb), want[0])
 
 
 def test_bool_fold_is_a_logical_or_and_errors():

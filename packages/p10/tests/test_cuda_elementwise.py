@@ -11,6 +11,8 @@ only NVRTC: every kernel name the C++ ops request is an entry point of the compi
 
 import math
 import re
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,11 +20,15 @@ import pytest
 import tensorplay_p10 as tp
 from tensorplay_p10.cuda import _compiler, _loader
 
-DEV = "cuda"
-needs_gpu = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, FLOATS, INTS, needs_cuda, np_of  # noqa: E402
+from cuda_testing import sample as shared_sample
 
-FLOATS = [tp.float16, tp.bfloat16, tp.float32, tp.float64]
-INTS = [tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64]
+
+def sample(shape, dtype, seed=0, scale=2.0) -> tp.Tensor:
+    return shared_sample(shape, dtype, seed, scale, lo=-50, hi=50, ulo=0)
+
+
 TOL = {tp.float16: 2e-3, tp.bfloat16: 1.6e-2, tp.float32: 2e-6, tp.float64: 1e-12}
 
 
@@ -58,20 +64,6 @@ def test_kernel_names_the_ops_request_exist():
 
 
 # ---- helpers -----------------------------------------------------------------------------------------------
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
-
-
-def sample(shape, dtype, seed=0, scale=2.0) -> tp.Tensor:
-    rng = np.random.default_rng(seed)
-    if dtype is tp.bool:
-        return tp.from_numpy(rng.random(shape) < 0.5)
-    if dtype is tp.uint8:
-        return tp.from_numpy(rng.integers(0, 50, size=shape).astype(np.uint8))
-    if dtype in INTS:
-        return tp.from_numpy(rng.integers(-50, 50, size=shape)).to(dtype)
-    return tp.from_numpy(np.asarray(scale * rng.standard_normal(shape), dtype=np.float32)).to(dtype)
 
 
 def check(got: tp.Tensor, cpu: tp.Tensor, want: np.ndarray, tol: float, nan_ok=False):
@@ -139,7 +131,7 @@ def domain(x: tp.Tensor, kind) -> tp.Tensor:
     return x.abs() + 0.25 if kind == "pos" else x
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("name", UNARY)
 def test_unary_floats(name, dtype):
@@ -150,7 +142,7 @@ def test_unary_floats(name, dtype):
     check(f(x.to(DEV)), f(x), want, 0 if exact else 2 * TOL[dtype])
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", INTS, ids=str)
 @pytest.mark.parametrize("name", sorted(INT_OK | INT_TO_FLOAT))
 def test_unary_integers(name, dtype):
@@ -170,7 +162,7 @@ def test_unary_integers(name, dtype):
         check(got, cpu, want, 2 * TOL[tp.float32])
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("name", ["exp", "sigmoid", "gelu", "abs", "leaky_relu"])
 def test_unary_layouts_sizes_and_forms(name):
     f, ref, kind = UNARY[name]
@@ -206,7 +198,7 @@ def test_unary_layouts_sizes_and_forms(name):
         np.testing.assert_allclose(np_of(out), want, rtol=4e-6, atol=4e-6)
 
 
-@needs_gpu
+@needs_cuda
 def test_round_decimals_and_special_values():
     x = tp.tensor([2.675, -1.5, 0.5, 1.5, 1234.5678, -0.049])
     for d in (2, 1, -1, -2):
@@ -218,7 +210,7 @@ def test_round_decimals_and_special_values():
     assert np.signbit(np_of(tp.abs(tp.tensor([-0.0]).to(DEV)))).sum() == 0  # abs(-0) = +0
 
 
-@needs_gpu
+@needs_cuda
 def test_unary_bool_and_errors():
     b = tp.tensor([True, False, True]).to(DEV)
     np.testing.assert_array_equal(np_of(tp.sign(b)), [True, False, True])
@@ -266,7 +258,7 @@ BACKWARD = {
 }
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("name", BACKWARD)
 def test_activation_backward(name, dtype):
@@ -306,7 +298,7 @@ def pair_inputs(dtype, shape_a=(6, 70), shape_b=(6, 70), seed=8):
     return a, b
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", [tp.bool] + INTS + FLOATS, ids=str)
 @pytest.mark.parametrize("name", PAIRS)
 def test_pairs_every_dtype(name, dtype):
@@ -316,7 +308,7 @@ def test_pairs_every_dtype(name, dtype):
     check(f(a.to(DEV), b.to(DEV)), f(a, b), want.astype(np.float64), 0)
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("name", PAIRS)
 def test_pairs_broadcast_numbers_layouts(name):
     f, ref = PAIRS[name]
@@ -336,7 +328,7 @@ def test_pairs_broadcast_numbers_layouts(name):
     check(f(big.to(DEV), 0.5), f(big, 0.5), ref(np_of(big), np.float32(0.5)), 0)
 
 
-@needs_gpu
+@needs_cuda
 def test_pairs_nan_mixed_dtypes_and_forms():
     nan = float("nan")
     a = tp.tensor([1.0, nan, 3.0, nan, -0.0])
@@ -381,7 +373,7 @@ POW_CASES = [
 ]
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype,e", POW_CASES, ids=str)
 def test_pow(dtype, e):
     x = sample((9, 40), dtype, 14)
@@ -397,7 +389,7 @@ def test_pow(dtype, e):
         check(tp.pow(x.to(DEV), x.to(DEV)), tp.pow(x, x), xn**xn, tol)
 
 
-@needs_gpu
+@needs_cuda
 def test_pow_integer_rules():
     base = tp.tensor([-3, -1, 0, 1, 2, 3], dtype=tp.int64)
     ex = tp.tensor([-2, -3, 2, -1, 62, 41], dtype=tp.int64)  # negative powers, and wrapping products
@@ -412,7 +404,7 @@ def test_pow_integer_rules():
 
 
 # ---- where and clamp ---------------------------------------------------------------------------------------
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize(
     "dtype", [tp.bool, tp.uint8, tp.int32, tp.int64, tp.float16, tp.bfloat16, tp.float32, tp.float64], ids=str
 )
@@ -426,7 +418,7 @@ def test_where(dtype):
     check(tp.where(c2.to(DEV), a2.to(DEV), b2.to(DEV)), tp.where(c2, a2, b2), want, 0)
 
 
-@needs_gpu
+@needs_cuda
 def test_where_numbers_promotion_out_and_errors():
     c = tp.tensor([[True, False, True]])
     x = tp.arange(6, dtype=tp.int32).reshape(2, 3)
@@ -442,7 +434,7 @@ def test_where_numbers_promotion_out_and_errors():
         tp.where(x.to(DEV), x.to(DEV), x.to(DEV))
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", INTS + FLOATS, ids=str)
 def test_clamp_numbers(dtype):
     x = sample((8, 50), dtype, 21)
@@ -457,7 +449,7 @@ def test_clamp_numbers(dtype):
         assert tp.clamp(x.to(DEV), 0.5).dtype is tp.float32  # a float bound promotes, as on the CPU
 
 
-@needs_gpu
+@needs_cuda
 def test_clamp_tensor_bounds_nan_and_forms():
     nan = float("nan")
     x = tp.tensor([[-2.0, nan, 0.5, 3.0], [1.0, 2.0, -1.0, 0.0]])

@@ -6,15 +6,21 @@ softplus_backward, hardtanh_backward: activation.cu); atan2, logaddexp, lerp and
 gradients from P10 ops. They need a GPU and TPX's autograd engine, and skip without either.
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, needs_cuda  # noqa: E402
+
+pytestmark = needs_cuda
+
 tpx = pytest.importorskip("tensorplay_tpx")
 
-DEV = "cuda"
 
 ONE = {
     "mish": tp.mish,

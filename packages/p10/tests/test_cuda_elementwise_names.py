@@ -7,11 +7,15 @@ before its 16-byte packs. Each .cu here is compiled to PTX and every name the C+
 `.entry` of it, so a missing instantiation fails in CI instead of on the GPU.
 """
 
-import re
+import sys
+from pathlib import Path
 
 import pytest
 
 from tensorplay_p10.cuda import _compiler
+
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import kernel_entries, nvrtc_or_skip  # noqa: E402
 
 F = ["float16", "bfloat16", "float32", "float64"]
 I = ["uint8", "int8", "int16", "int32", "int64"]  # noqa: E741
@@ -69,16 +73,12 @@ EXPECTED = {
 
 @pytest.fixture(scope="module")
 def entries():
-    try:
-        _compiler.nvrtc()
-    except RuntimeError as e:
-        pytest.skip(f"NVRTC is not installed (pip install nvidia-cuda-nvrtc): {e}")
+    nvrtc_or_skip()
     cache: dict[str, set[str]] = {}
 
     def get(module: str) -> set[str]:
         if module not in cache:
-            ptx = _compiler.compile_ptx(module, arch=80).decode(errors="replace")
-            cache[module] = set(re.findall(r"\.entry\s+(\w+)\(", ptx))
+            cache[module] = kernel_entries(module)
         return cache[module]
 
     return get

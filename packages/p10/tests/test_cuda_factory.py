@@ -7,20 +7,18 @@ dtype rules and errors (checked by the CPU op on meta), and empty results.
 TP_CUDA_TEST_DEVICE=cpu runs the checks on the CPU alone.
 """
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = os.environ.get("TP_CUDA_TEST_DEVICE", "cuda")
-pytestmark = pytest.mark.skipif(DEV == "cuda" and not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, needs_device, np_of  # noqa: E402
 
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
+pytestmark = needs_device
 
 
 def close(got: tp.Tensor, cpu: tp.Tensor, want=None, tol=0.0):

@@ -11,14 +11,19 @@ cuBLAS handle for the capture stream). They need a GPU and skip elsewhere ("need
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 from tensorplay_p10.cuda.graphs import _pool_stats
 
-DEV = "cuda"
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, needs_cuda  # noqa: E402
+
+pytestmark = needs_cuda
 
 
 def test_capture_and_replay_with_a_new_static_input():

@@ -9,40 +9,22 @@ CPU's IndexError from the device check (Note [Device index checks]), and gradien
 TP_CUDA_TEST_DEVICE=cpu runs the same checks with the CPU op alone (to check the tests, not the kernels).
 """
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = os.environ.get("TP_CUDA_TEST_DEVICE", "cuda")
-pytestmark = pytest.mark.skipif(DEV == "cuda" and not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, REAL, needs_device, np_of  # noqa: E402
+from cuda_testing import small_ints as sample
 
-REAL = [
-    tp.bool,
-    tp.uint8,
-    tp.int8,
-    tp.int16,
-    tp.int32,
-    tp.int64,
-    tp.float16,
-    tp.bfloat16,
-    tp.float32,
-    tp.float64,
-]
+pytestmark = needs_device
+
+
 NUMERIC = [tp.uint8, tp.int8, tp.int32, tp.int64, tp.float16, tp.bfloat16, tp.float32, tp.float64]
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
-
-
-def sample(shape, dtype=tp.float32, seed=0, lo=-6, hi=7) -> tp.Tensor:
-    """Small integer values in `dtype` (bool: their sign); uint8 takes only non-negative ones."""
-    a = np.random.default_rng(seed).integers(0 if dtype is tp.uint8 else lo, hi, size=shape)
-    return tp.from_numpy(a > 0) if dtype is tp.bool else tp.from_numpy(a).to(dtype)
 
 
 def index(shape, size, seed=1) -> tp.Tensor:

@@ -8,51 +8,24 @@ empty indices and masks, nonzero past one block (4096 elements) and on NaN, out-
 gradients of x[idx] / embedding against the CPU's. TP_CUDA_TEST_DEVICE=cpu runs the checks on the CPU alone.
 """
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = os.environ.get("TP_CUDA_TEST_DEVICE", "cuda")
-pytestmark = pytest.mark.skipif(DEV == "cuda" and not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, REAL, needs_device, np_of, same, small_ints  # noqa: E402
 
-REAL = [
-    tp.bool,
-    tp.uint8,
-    tp.int8,
-    tp.int16,
-    tp.int32,
-    tp.int64,
-    tp.float16,
-    tp.bfloat16,
-    tp.float32,
-    tp.float64,
-]
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
-
-
-def sample(shape, dtype=tp.float32, seed=0) -> tp.Tensor:
-    a = np.random.default_rng(seed).integers(0 if dtype is tp.uint8 else -6, 7, size=shape)
-    return tp.from_numpy(a > 0) if dtype is tp.bool else tp.from_numpy(a).to(dtype)
-
-
-def same(got: tp.Tensor, cpu: tp.Tensor, want=None):
-    assert got.device.type == DEV and got.dtype is cpu.dtype and tuple(got.shape) == tuple(cpu.shape)
-    np.testing.assert_array_equal(np_of(got), np_of(cpu))
-    if want is not None:
-        np.testing.assert_array_equal(np_of(got), np.asarray(want).astype(np_of(got).dtype))
+pytestmark = needs_device
 
 
 # ---- index.Tensor ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", REAL, ids=str)
 def test_index_every_dtype(dtype):
-    x = sample((4, 5, 6), dtype)
+    x = small_ints((4, 5, 6), dtype)
     a, b = np.array([[0, -1], [3, 2]]), np.array([4, -5])
     xd, xn = x.to(DEV), np_of(x)
     cases = [
@@ -69,7 +42,7 @@ def test_index_every_dtype(dtype):
 
 
 def test_index_masks_and_empties():
-    x = sample((4, 5), tp.float32)
+    x = small_ints((4, 5), tp.float32)
     m = x > 0
     same(x.to(DEV)[m.to(DEV)], x[m], np_of(x)[np_of(m)])
     same(x.to(DEV)[m.to(DEV).to(tp.uint8)], x[m.to(tp.uint8)])
@@ -84,7 +57,7 @@ def test_index_masks_and_empties():
 
 
 def test_index_errors():
-    x = sample((3, 4)).to(DEV)
+    x = small_ints((3, 4)).to(DEV)
     with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
         x[tp.tensor([0, 3]).to(DEV)]
     with pytest.raises(IndexError, match="index -5 is out of bounds for dimension 1 with size 4"):
@@ -96,7 +69,7 @@ def test_index_errors():
 # ---- index_put_ ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", REAL, ids=str)
 def test_index_put(dtype):
-    x, v = sample((5, 4), dtype, 1), sample((3, 4), dtype, 2)
+    x, v = small_ints((5, 4), dtype, 1), small_ints((3, 4), dtype, 2)
     i = np.array([4, -5, 2])
     want = np_of(x).copy()
     want[i] = np_of(v)
@@ -113,9 +86,9 @@ def test_index_put(dtype):
     "dtype", [tp.int32, tp.int64, tp.float16, tp.bfloat16, tp.float32, tp.float64], ids=str
 )
 def test_index_put_accumulate_duplicates(dtype):
-    x = sample((6, 3), dtype, 1)
+    x = small_ints((6, 3), dtype, 1)
     i = np.random.default_rng(3).integers(-6, 6, size=40)
-    v = sample((40, 3), dtype, 4)
+    v = small_ints((40, 3), dtype, 4)
     want = np_of(x).astype(np.float64)
     np.add.at(want, i, np_of(v))
     got = x.to(DEV).index_put((tp.from_numpy(i).to(DEV),), v.to(DEV), accumulate=True)
@@ -126,7 +99,7 @@ def test_index_put_accumulate_duplicates(dtype):
 
 
 def test_index_put_errors():
-    x = sample((3, 4)).to(DEV)
+    x = small_ints((3, 4)).to(DEV)
     with pytest.raises(IndexError, match="out of bounds"):
         x[tp.tensor([3]).to(DEV)] = 1.0
     with pytest.raises(RuntimeError, match="shape mismatch"):
@@ -136,7 +109,7 @@ def test_index_put_errors():
 # ---- nonzero ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("shape", [(0,), (1,), (7,), (3, 5), (2, 3, 4), (5000,), (70, 130), (3, 1, 4, 1, 2)])
 def test_nonzero(shape):
-    x = sample(shape, tp.float32, seed=len(shape))
+    x = small_ints(shape, tp.float32, seed=len(shape))
     want = np.argwhere(np_of(x))
     same(tp.nonzero(x.to(DEV)), tp.nonzero(x), want.reshape(-1, len(shape)))
     same(tp.argwhere(x.to(DEV)), tp.argwhere(x))
@@ -149,15 +122,15 @@ def test_nonzero_nan_0d_and_strided():
     same(tp.nonzero(x.to(DEV)), tp.nonzero(x), [[1], [3]])  # NaN != 0
     same(tp.nonzero(tp.tensor(5).to(DEV)), tp.nonzero(tp.tensor(5)))
     same(tp.nonzero(tp.tensor(0).to(DEV)), tp.nonzero(tp.tensor(0)))
-    y = sample((6, 8)).t()[::2]
+    y = small_ints((6, 8)).t()[::2]
     same(tp.nonzero(y.to(DEV)), tp.nonzero(y), np.argwhere(np_of(y)))
 
 
 # ---- masked_fill / masked_scatter ------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", REAL, ids=str)
 def test_masked_fill(dtype):
-    x = sample((4, 6), dtype)
-    m = sample((6,), tp.bool, 3)  # broadcast over rows
+    x = small_ints((4, 6), dtype)
+    m = small_ints((6,), tp.bool, 3)  # broadcast over rows
     val = True if dtype is tp.bool else 5
     want = np.where(np_of(m), val, np_of(x))
     same(x.to(DEV).masked_fill(m.to(DEV), val), x.masked_fill(m, val), want)
@@ -177,8 +150,8 @@ def test_masked_fill_attention_mask_and_errors():
 
 
 def test_masked_scatter():
-    x, m = sample((3, 4), tp.float32, 1), sample((3, 4), tp.bool, 2)
-    src = sample((20,), tp.float32, 3)
+    x, m = small_ints((3, 4), tp.float32, 1), small_ints((3, 4), tp.bool, 2)
+    src = small_ints((20,), tp.float32, 3)
     want = np_of(x).copy()
     want[np_of(m)] = np_of(src)[: int(np_of(m).sum())]
     same(x.to(DEV).masked_scatter(m.to(DEV), src.to(DEV)), x.masked_scatter(m, src), want)
@@ -190,7 +163,7 @@ def test_masked_scatter():
 
 # ---- embedding and gradients -----------------------------------------------------------------------------
 def test_embedding_forward():
-    w = sample((10, 8), tp.float32)
+    w = small_ints((10, 8), tp.float32)
     idx = tp.tensor([[1, 9, 1], [0, 0, 3]])
     same(tp.embedding(w.to(DEV), idx.to(DEV)), tp.embedding(w, idx), np_of(w)[idx.numpy()])
     same(
@@ -203,9 +176,9 @@ def test_embedding_forward():
 
 def test_gradients_match_the_cpu():
     autograd = pytest.importorskip("tensorplay_tpx.autograd")
-    w = sample((10, 8), tp.float32)
+    w = small_ints((10, 8), tp.float32)
     idx = tp.tensor([[1, 9, 1], [0, 0, 3]])
-    x = sample((4, 5), tp.float32, 2)
+    x = small_ints((4, 5), tp.float32, 2)
     grads = {}
     for dev in ("cpu", DEV):
         wd, xd = w.to(dev).requires_grad_(True), x.to(dev).requires_grad_(True)

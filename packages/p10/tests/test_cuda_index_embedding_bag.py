@@ -9,21 +9,20 @@ CPU's messages (Note [Bag checks on the device]), the weight gradient against th
 TP_CUDA_TEST_DEVICE=cpu runs the checks on the CPU alone.
 """
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = os.environ.get("TP_CUDA_TEST_DEVICE", "cuda")
-pytestmark = pytest.mark.skipif(DEV == "cuda" and not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, needs_device, np_of  # noqa: E402
+
+pytestmark = needs_device
+
 TOL = {tp.float16: 2e-3, tp.bfloat16: 1.6e-2, tp.float32: 1e-6, tp.float64: 1e-12}
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
 
 
 def reference(w, idx, off, mode, psw=None, pad=-1):

@@ -8,12 +8,18 @@ need a GPU and skip elsewhere ("needs a CUDA device").
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import needs_cuda  # noqa: E402
+
+pytestmark = needs_cuda
 
 
 def test_dlpack_round_trip_shares_gpu_memory() -> None:

@@ -8,45 +8,19 @@ skips, errors (ranks, sizes, devices), and the gradient of cat against the CPU's
 TP_CUDA_TEST_DEVICE=cpu runs the checks on the CPU alone.
 """
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = os.environ.get("TP_CUDA_TEST_DEVICE", "cuda")
-pytestmark = pytest.mark.skipif(DEV == "cuda" and not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, REAL, needs_device, np_of, same  # noqa: E402
+from cuda_testing import small_ints as sample
 
-REAL = [
-    tp.bool,
-    tp.uint8,
-    tp.int8,
-    tp.int16,
-    tp.int32,
-    tp.int64,
-    tp.float16,
-    tp.bfloat16,
-    tp.float32,
-    tp.float64,
-]
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
-
-
-def sample(shape, dtype=tp.float32, seed=0) -> tp.Tensor:
-    a = np.random.default_rng(seed).integers(0 if dtype is tp.uint8 else -6, 7, size=shape)
-    return tp.from_numpy(a > 0) if dtype is tp.bool else tp.from_numpy(a).to(dtype)
-
-
-def same(got: tp.Tensor, cpu: tp.Tensor, want=None):
-    assert got.device.type == DEV and got.dtype is cpu.dtype and tuple(got.shape) == tuple(cpu.shape)
-    np.testing.assert_array_equal(np_of(got), np_of(cpu))
-    if want is not None:
-        np.testing.assert_array_equal(np_of(got), np.asarray(want).astype(np_of(got).dtype))
+pytestmark = needs_device
 
 
 def check_cat(parts, dim):

@@ -6,22 +6,20 @@ clear Python error, never crash.
 """
 
 import os
-import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import tensorplay_p10 as tp
+
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import run_python  # noqa: E402
+
 from tensorplay_p10.cuda import _loader, _nvrtc
 from tensorplay_p10.cuda._device import index_of
 
 MISSING = "/nonexistent/tensorplay-test/libcuda.so.1"
-
-
-def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ, **env}
-    )
 
 
 def test_is_available_is_a_bool_and_never_raises():

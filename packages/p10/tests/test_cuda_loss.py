@@ -9,28 +9,30 @@ parameters, broadcasting, weights, pos_weight, bce's [0, 1] check; backward thro
 the CPU gradients. They need a GPU and skip elsewhere ("needs a CUDA device").
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = "cuda"
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, f64, needs_cuda  # noqa: E402
+
+pytestmark = needs_cuda
+
 
 rng = np.random.default_rng(0)
 REDUCTIONS = ["mean", "sum", "none"]
 TOL = {tp.float16: 5e-3, tp.bfloat16: 4e-2, tp.float32: 2e-5, tp.float64: 1e-11}
 
 
-def np64(t: tp.Tensor) -> np.ndarray:
-    return t.cpu().to(tp.float64).numpy()
-
-
 def close(got, want, tol):
     want = np.asarray(want, dtype=np.float64)
     assert tuple(got.shape) == want.shape
     scale = max(1.0, float(np.nanmax(np.abs(want)))) if want.size and not np.isnan(want).all() else 1.0
-    np.testing.assert_allclose(np64(got), want, rtol=tol, atol=tol * scale)
+    np.testing.assert_allclose(f64(got), want, rtol=tol, atol=tol * scale)
 
 
 def t_(a, dtype=tp.float32, dev="cpu") -> tp.Tensor:
@@ -106,9 +108,9 @@ def test_cross_entropy_indices(shape, reduction, weighted, ignore, smoothing):
     got = tp.cross_entropy(t_(x, dev=DEV), t_(t, tp.int64, DEV), None if w is None else tw.to(DEV), **args)
     cpu = tp.cross_entropy(t_(x), t_(t, tp.int64), tw, **args)
     assert got.device.type == DEV and got.dtype is cpu.dtype and got.shape == cpu.shape
-    xq = np64(t_(x))  # the float32 input, exactly
-    close(got, np64(cpu), 2e-5)
-    close(got, ce_ref(xq, t, None if w is None else np64(tw), reduction, -100, smoothing), 2e-5)
+    xq = f64(t_(x))  # the float32 input, exactly
+    close(got, f64(cpu), 2e-5)
+    close(got, ce_ref(xq, t, None if w is None else f64(tw), reduction, -100, smoothing), 2e-5)
 
 
 @pytest.mark.parametrize("shape", [(5,), (6, 5), (3, 4, 2, 3), (40, 300), (4, 1500)], ids=str)
@@ -119,8 +121,8 @@ def test_nll_loss(shape, reduction, weighted, ignore):
     w = t_(rng.uniform(0.5, 2, c)) if weighted else None
     got = tp.nll_loss(t_(x, dev=DEV), t_(t, tp.int64, DEV), None if w is None else w.to(DEV), reduction)
     cpu = tp.nll_loss(t_(x), t_(t, tp.int64), w, reduction)
-    close(got, np64(cpu), 2e-5)
-    close(got, ce_ref(np64(t_(x)), t, None if w is None else np64(w), reduction, log=False), 2e-5)
+    close(got, f64(cpu), 2e-5)
+    close(got, ce_ref(f64(t_(x)), t, None if w is None else f64(w), reduction, log=False), 2e-5)
 
 
 @pytest.mark.parametrize("shape", [(6, 5), (3, 4, 2, 3), (4, 1500)], ids=str)
@@ -134,10 +136,10 @@ def test_cross_entropy_probabilities(shape, reduction, weighted, smoothing):
     args = dict(reduction=reduction, label_smoothing=smoothing)
     got = tp.cross_entropy(t_(x, dev=DEV), t_(q, dev=DEV), None if w is None else w.to(DEV), **args)
     cpu = tp.cross_entropy(t_(x), t_(q), w, **args)
-    close(got, np64(cpu), 2e-5)
+    close(got, f64(cpu), 2e-5)
     close(
         got,
-        ce_probs_ref(np64(t_(x)), np64(t_(q)), None if w is None else np64(w), reduction, smoothing),
+        ce_probs_ref(f64(t_(x)), f64(t_(q)), None if w is None else f64(w), reduction, smoothing),
         2e-5,
     )
 
@@ -149,9 +151,9 @@ def test_cross_entropy_dtypes(dtype):
         xd = t_(x, dtype)
         got = tp.cross_entropy(xd.to(DEV), t_(t, tp.int64, DEV), reduction="none", label_smoothing=0.05)
         assert got.dtype is dtype
-        close(got, ce_ref(np64(xd), t, None, "none", smoothing=0.05), TOL[dtype])
+        close(got, ce_ref(f64(xd), t, None, "none", smoothing=0.05), TOL[dtype])
         close(
-            tp.cross_entropy(xd.to(DEV), t_(t, tp.int64, DEV)), ce_ref(np64(xd), t, None, "mean"), TOL[dtype]
+            tp.cross_entropy(xd.to(DEV), t_(t, tp.int64, DEV)), ce_ref(f64(xd), t, None, "mean"), TOL[dtype]
         )
 
 
@@ -159,16 +161,16 @@ def test_cross_entropy_edges():
     x, t, _ = case((7, 50))
     xt = t_(np.ascontiguousarray(x.T)).to(DEV).t()  # non-contiguous logits
     close(
-        tp.cross_entropy(xt, t_(t, tp.int64, DEV), reduction="none"), ce_ref(np64(xt), t, None, "none"), 2e-5
+        tp.cross_entropy(xt, t_(t, tp.int64, DEV), reduction="none"), ce_ref(f64(xt), t, None, "none"), 2e-5
     )
     rows = np.array([[-np.inf, 0.0, 1.0], [-np.inf, -np.inf, -np.inf], [np.nan, 0.0, 1.0]])
     got = tp.cross_entropy(t_(rows, dev=DEV), t_(np.array([2, 1, 1]), tp.int64, DEV), reduction="none")
     cpu = tp.cross_entropy(t_(rows), t_(np.array([2, 1, 1]), tp.int64), reduction="none")
-    np.testing.assert_array_equal(np.isnan(np64(got)), np.isnan(np64(cpu)))  # finite, NaN, NaN
-    close(got[:1], np64(cpu)[:1], 1e-6)
+    np.testing.assert_array_equal(np.isnan(f64(got)), np.isnan(f64(cpu)))  # finite, NaN, NaN
+    close(got[:1], f64(cpu)[:1], 1e-6)
     ignored = t_(np.full(4, -100), tp.int64, DEV)
-    assert np.isnan(np64(tp.cross_entropy(tp.zeros((4, 3), device=DEV), ignored)))  # 0 / 0
-    assert np64(tp.nll_loss(tp.zeros((4, 3), device=DEV), ignored, reduction="sum")) == 0.0
+    assert np.isnan(f64(tp.cross_entropy(tp.zeros((4, 3), device=DEV), ignored)))  # 0 / 0
+    assert f64(tp.nll_loss(tp.zeros((4, 3), device=DEV), ignored, reduction="sum")) == 0.0
 
 
 def test_errors_match_the_cpu():
@@ -272,15 +274,15 @@ def test_pointwise(name, opts, reduction, dtype):
     p = opts.get("beta", opts.get("delta"))
     ref = pointwise_ref(
         name,
-        np64(xt),
-        np64(yt),
+        f64(xt),
+        f64(yt),
         p,
-        None if w is None else np64(w),
-        None if pw is None else np64(pw),
+        None if w is None else f64(w),
+        None if pw is None else f64(pw),
         opts.get("log_target", False),
     )
     tol = 4 * TOL[dtype] if reduction == "none" else 20 * TOL[dtype]
-    close(got, np64(cpu), tol)
+    close(got, f64(cpu), tol)
     close(got, reduce_ref(ref, reduction), tol)
 
 
@@ -289,16 +291,16 @@ def test_pointwise_layouts_and_edges():
     got = tp.mse_loss(
         x.to(DEV).t(), y.to(DEV)[:, None], reduction="none"
     )  # transposed input, broadcast target
-    close(got, np64(tp.mse_loss(x.t(), y[:, None], reduction="none")), 1e-6)
-    close(tp.l1_loss(x.to(DEV)[::2], y.to(DEV)), np64(tp.l1_loss(x[::2], y)), 1e-6)  # strided rows
+    close(got, f64(tp.mse_loss(x.t(), y[:, None], reduction="none")), 1e-6)
+    close(tp.l1_loss(x.to(DEV)[::2], y.to(DEV)), f64(tp.l1_loss(x[::2], y)), 1e-6)  # strided rows
     big = t_(rng.standard_normal((1 << 20) + 3))
-    close(tp.mse_loss(big.to(DEV), big.to(DEV) * 0, reduction="sum"), np64(big) @ np64(big), 1e-5)
+    close(tp.mse_loss(big.to(DEV), big.to(DEV) * 0, reduction="sum"), f64(big) @ f64(big), 1e-5)
     empty = tp.zeros((0, 3), device=DEV)
-    assert np.isnan(np64(tp.mse_loss(empty, empty)))  # mean of nothing: 0 / 0
-    assert np64(tp.l1_loss(empty, empty, reduction="sum")) == 0.0
+    assert np.isnan(f64(tp.mse_loss(empty, empty)))  # mean of nothing: 0 / 0
+    assert f64(tp.l1_loss(empty, empty, reduction="sum")) == 0.0
     assert tp.huber_loss(empty, empty, reduction="none").shape == (0, 3)
     one = tp.tensor(2.0, device=DEV)
-    assert np64(tp.mse_loss(one, tp.tensor(0.5, device=DEV))) == 2.25  # 0-d
+    assert f64(tp.mse_loss(one, tp.tensor(0.5, device=DEV))) == 2.25  # 0-d
 
 
 def _grads(fn, tensors, dev):
@@ -311,7 +313,7 @@ def _grads(fn, tensors, dev):
 def check_grads(fn, tensors):
     for g_gpu, g_cpu in zip(_grads(fn, tensors, DEV), _grads(fn, tensors, "cpu"), strict=True):
         assert g_gpu.device.type == DEV
-        close(g_gpu, np64(g_cpu), 1e-5)
+        close(g_gpu, f64(g_cpu), 1e-5)
 
 
 def test_pointwise_backward_matches_cpu():

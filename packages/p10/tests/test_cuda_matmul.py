@@ -9,28 +9,23 @@ with P10's CPU op, within a bound scaled by |A| @ |B| (the error of a dot produc
 |a_i b_i|, not with |c|).
 """
 
-import os
-import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
+
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import f64, needs_cuda, normal, run_python  # noqa: E402
+
 from tensorplay_p10.cuda import _cublas
 
 MISSING = "/nonexistent/tensorplay-test/libcublas.so.13"
 FLOATS = [tp.float16, tp.bfloat16, tp.float32, tp.float64]
 # Bound on |C - C_ref| / (|A| @ |B|): output rounding of the 16-bit types, float32 accumulation (k <= ~2000).
 TOL = {tp.float16: 2e-3, tp.bfloat16: 1e-2, tp.float32: 3e-5, tp.float64: 1e-12}
-
-needs_gpu = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
-
-
-def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ, **env}
-    )
 
 
 # ---- no GPU needed ---------------------------------------------------------------------------------------
@@ -155,13 +150,6 @@ def test_products_have_cuda_kernels():
 
 
 # ---- on the GPU ------------------------------------------------------------------------------------------
-def sample(shape, dtype, seed=0) -> tp.Tensor:
-    rng = np.random.default_rng(seed)
-    return tp.from_numpy(rng.standard_normal(shape).astype(np.float32)).to(dtype)
-
-
-def f64(t: tp.Tensor) -> np.ndarray:
-    return t.cpu().to(tp.float64).numpy().copy()  # a copy: a float64 CPU tensor's numpy() shares its memory
 
 
 def check(got: tp.Tensor, want: np.ndarray, scale: np.ndarray, tol: float, cpu: tp.Tensor | None = None):
@@ -183,9 +171,9 @@ def on_both(t: tp.Tensor, view=lambda x: x) -> tuple[tp.Tensor, tp.Tensor]:
 
 def layouts(rows, cols, dtype, seed):
     """(name, CPU view, CUDA view) of one matrix in several layouts, all holding the same values."""
-    base = sample((rows, cols), dtype, seed)
-    col_major = sample((cols, rows), dtype, seed)
-    wide = sample((rows, 2 * cols), dtype, seed)
+    base = normal((rows, cols), dtype, seed)
+    col_major = normal((cols, rows), dtype, seed)
+    wide = normal((rows, 2 * cols), dtype, seed)
     return [
         ("contiguous", *on_both(base)),
         ("transposed", *on_both(col_major, lambda x: x.t())),  # column-major: cuBLAS's op T, no copy
@@ -194,7 +182,7 @@ def layouts(rows, cols, dtype, seed):
     ]
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize(
     "m,k,n", [(1, 1, 1), (3, 5, 4), (64, 33, 17), (1, 40, 7), (9, 40, 1), (257, 129, 65)]
@@ -209,22 +197,22 @@ def test_mm_every_layout(dtype, m, k, n):
             check(got, want, scale, TOL[dtype], tp.mm(a, b))
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_mm_size_zero_and_k_zero(dtype):
     for m, k, n in [(0, 3, 4), (3, 4, 0), (0, 0, 0)]:
-        r = tp.mm(sample((m, k), dtype).cuda(), sample((k, n), dtype).cuda())
+        r = tp.mm(normal((m, k), dtype).cuda(), normal((k, n), dtype).cuda())
         assert r.shape == (m, n) and r.device.type == "cuda"
-    r = tp.mm(sample((3, 0), dtype).cuda(), sample((0, 4), dtype).cuda())  # an empty sum is 0
+    r = tp.mm(normal((3, 0), dtype).cuda(), normal((0, 4), dtype).cuda())  # an empty sum is 0
     assert f64(r).tolist() == [[0.0] * 4] * 3
-    c = sample((3, 4), dtype, 5)
-    r = tp.addmm(c.cuda(), sample((3, 0), dtype).cuda(), sample((0, 4), dtype).cuda(), beta=2.0)
+    c = normal((3, 4), dtype, 5)
+    r = tp.addmm(c.cuda(), normal((3, 0), dtype).cuda(), normal((0, 4), dtype).cuda(), beta=2.0)
     check(r, 2 * f64(c), np.abs(f64(c)), TOL[dtype])
 
 
-@needs_gpu
+@needs_cuda
 def test_mm_large():
-    a, b = sample((2048, 1536), tp.float32, 3), sample((1536, 1024), tp.float32, 4)
+    a, b = normal((2048, 1536), tp.float32, 3), normal((1536, 1024), tp.float32, 4)
     want, scale = f64(a) @ f64(b), np.abs(f64(a)) @ np.abs(f64(b))
     check(tp.mm(a.cuda(), b.cuda()), want, scale, TOL[tp.float32])
     h = tp.mm(a.to(tp.bfloat16).cuda(), b.to(tp.bfloat16).cuda())
@@ -232,9 +220,9 @@ def test_mm_large():
     check(h, ah @ bh, np.abs(ah) @ np.abs(bh), TOL[tp.bfloat16])
 
 
-@needs_gpu
+@needs_cuda
 def test_tf32_follows_the_precision_setting():
-    a, b = sample((512, 1024), tp.float32, 6), sample((1024, 256), tp.float32, 7)
+    a, b = normal((512, 1024), tp.float32, 6), normal((1024, 256), tp.float32, 7)
     want = f64(a) @ f64(b)
     ga, gb = a.cuda(), b.cuda()
 
@@ -252,31 +240,31 @@ def test_tf32_follows_the_precision_setting():
     assert np.array_equal(f64(tp.mm(ga, gb)), full)  # switched back: full float32 again, same kernel
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_bmm_and_baddbmm(dtype):
     for bs, m, k, n in [(4, 5, 6, 7), (1, 3, 2, 4), (0, 2, 3, 4), (3, 1, 8, 1), (70000, 2, 3, 2)]:
-        a, ga = on_both(sample((bs, m, k), dtype, 1))
-        b, gb = on_both(sample((bs, n, k), dtype, 2), lambda x: x.transpose(1, 2))  # column-major matrices
+        a, ga = on_both(normal((bs, m, k), dtype, 1))
+        b, gb = on_both(normal((bs, n, k), dtype, 2), lambda x: x.transpose(1, 2))  # column-major matrices
         want, scale = f64(a) @ f64(b), np.abs(f64(a)) @ np.abs(f64(b))
         check(tp.bmm(ga, gb), want, scale, TOL[dtype], tp.bmm(a, b))
-        c = sample((bs, m, n), dtype, 3)
+        c = normal((bs, m, n), dtype, 3)
         got = tp.baddbmm(c.cuda(), ga, gb, beta=0.5, alpha=-2.0)
         check(got, 0.5 * f64(c) - 2 * want, 0.5 * np.abs(f64(c)) + 2 * scale, TOL[dtype])
     # a batch expanded from one matrix (stride 0) and a permuted batch
-    a, ga = on_both(sample((1, 4, 5), dtype, 4), lambda x: x.expand(3, 4, 5))
-    b, gb = on_both(sample((5, 3, 6), dtype, 5), lambda x: x.permute(1, 0, 2))
+    a, ga = on_both(normal((1, 4, 5), dtype, 4), lambda x: x.expand(3, 4, 5))
+    b, gb = on_both(normal((5, 3, 6), dtype, 5), lambda x: x.permute(1, 0, 2))
     assert ga.stride()[0] == 0
     want, scale = f64(a) @ f64(b), np.abs(f64(a)) @ np.abs(f64(b))
     check(tp.bmm(ga, gb), want, scale, TOL[dtype], tp.bmm(a, b))
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_addmm_forms(dtype):
-    a, b = sample((6, 5), dtype, 1), sample((5, 4), dtype, 2)
+    a, b = normal((6, 5), dtype, 1), normal((5, 4), dtype, 2)
     p, s = f64(a) @ f64(b), np.abs(f64(a)) @ np.abs(f64(b))
-    bias = sample((4,), dtype, 3)  # broadcast over rows, as nn.Linear's
+    bias = normal((4,), dtype, 3)  # broadcast over rows, as nn.Linear's
     got = tp.addmm(bias.cuda(), a.cuda(), b.cuda())
     check(got, f64(bias) + p, np.abs(f64(bias)) + s, TOL[dtype], tp.addmm(bias, a, b))
     got = tp.addmm(bias.cuda(), a.cuda(), b.cuda(), beta=3, alpha=0.5)
@@ -284,7 +272,7 @@ def test_addmm_forms(dtype):
     nan = tp.full((6, 4), float("nan"), dtype=dtype)
     got = tp.addmm(nan.cuda(), a.cuda(), b.cuda(), beta=0)  # beta = 0: self is never read, NaN included
     check(got, p, s, TOL[dtype])
-    c = sample((6, 4), dtype, 4).cuda()
+    c = normal((6, 4), dtype, 4).cuda()
     before = f64(c)
     r = c.addmm_(a.cuda(), b.cuda(), alpha=2)
     assert r is c
@@ -298,7 +286,7 @@ def test_addmm_forms(dtype):
     check(out, p, s, TOL[dtype])
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16, tp.float32], ids=str)
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (5, 3, 7), (64, 40, 33), (300, 128, 1), (1, 96, 200)])
 def test_linear_bias_epilogue(dtype, m, k, n):
@@ -306,8 +294,8 @@ def test_linear_bias_epilogue(dtype, m, k, n):
     epilogue]). Layouts: w.t() (op T), contiguous x and a row slice of a wider x (ld > k), a bias and an x
     that start off a 256-byte boundary (the alignment the heuristic is told)."""
     for name, x, gx in layouts(m, k, dtype, seed=m + k):
-        w = sample((n, k), dtype, 7)
-        bias_store = sample((n + 1,), dtype, 8)
+        w = normal((n, k), dtype, 7)
+        bias_store = normal((n + 1,), dtype, 8)
         for offset in (0, 1):  # a bias at the start of its storage, and one element past it
             bias = bias_store[offset : offset + n]
             want = f64(x) @ f64(w).T + f64(bias)
@@ -317,15 +305,15 @@ def test_linear_bias_epilogue(dtype, m, k, n):
             check(got, want, scale, TOL[dtype], tp.addmm(bias, x, w.t()))
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_addbmm_mv_addmv_dot(dtype):
-    b1, b2, c = sample((3, 4, 5), dtype, 1), sample((3, 5, 2), dtype, 2), sample((4, 2), dtype, 3)
+    b1, b2, c = normal((3, 4, 5), dtype, 1), normal((3, 5, 2), dtype, 2), normal((4, 2), dtype, 3)
     want = f64(c) + np.einsum("bik,bkj->ij", f64(b1), f64(b2))
     scale = np.abs(f64(c)) + np.einsum("bik,bkj->ij", np.abs(f64(b1)), np.abs(f64(b2)))
     check(tp.addbmm(c.cuda(), b1.cuda(), b2.cuda()), want, scale, TOL[dtype], tp.addbmm(c, b1, b2))
-    m, w = sample((7, 9), dtype, 4), sample((7,), dtype, 6)
-    v, gv = on_both(sample((18,), dtype, 5), lambda x: x[::2])  # a vector with stride 2
+    m, w = normal((7, 9), dtype, 4), normal((7,), dtype, 6)
+    v, gv = on_both(normal((18,), dtype, 5), lambda x: x[::2])  # a vector with stride 2
     want, scale = f64(m) @ f64(v), np.abs(f64(m)) @ np.abs(f64(v))
     check(tp.mv(m.cuda(), gv), want, scale, TOL[dtype], tp.mv(m, v))
     mt, gmt = on_both(m.t().contiguous(), lambda x: x.t())  # column-major
@@ -334,8 +322,8 @@ def test_addbmm_mv_addmv_dot(dtype):
     check(
         got, -f64(w) + 2 * f64(m) @ f64(v), np.abs(f64(w)) + 2 * np.abs(f64(m)) @ np.abs(f64(v)), TOL[dtype]
     )
-    x, gx = on_both(sample((1000,), dtype, 7))
-    y, gy = on_both(sample((3000,), dtype, 8), lambda t: t[::3])
+    x, gx = on_both(normal((1000,), dtype, 7))
+    y, gy = on_both(normal((3000,), dtype, 8), lambda t: t[::3])
     want, scale = np.dot(f64(x), f64(y)), np.dot(np.abs(f64(x)), np.abs(f64(y)))
     for op in (tp.dot, tp.vdot):
         r = op(gx, gy)
@@ -344,7 +332,7 @@ def test_addbmm_mv_addmv_dot(dtype):
     check(tp.dot(gx[:0], gy[:0]), np.array(0.0), np.array(0.0), 0.0)
 
 
-@needs_gpu
+@needs_cuda
 @pytest.mark.parametrize("dtype", [tp.float32, tp.bfloat16], ids=str)
 def test_matmul_rank_rules(dtype):
     cases = [
@@ -359,24 +347,24 @@ def test_matmul_rank_rules(dtype):
         ((1, 3, 5), (2, 5, 4)),
     ]
     for i, (sa, sb) in enumerate(cases):
-        a, b = sample(sa, dtype, i), sample(sb, dtype, 100 + i)
+        a, b = normal(sa, dtype, i), normal(sb, dtype, 100 + i)
         want, scale = np.matmul(f64(a), f64(b)), np.matmul(np.abs(f64(a)), np.abs(f64(b)))
         got = tp.matmul(a.cuda(), b.cuda())
         check(got, want, scale, TOL[dtype], tp.matmul(a, b))
         out = tp.empty((0,), dtype=dtype).cuda()
         assert tp.matmul(a.cuda(), b.cuda(), out=out) is out
         check(out, want, scale, TOL[dtype])
-    a, b = sample((4, 3), dtype), sample((5, 3), dtype)  # x @ w.t(), nn.Linear's product: op T, no copy
+    a, b = normal((4, 3), dtype), normal((5, 3), dtype)  # x @ w.t(), nn.Linear's product: op T, no copy
     want, scale = f64(a) @ f64(b).T, np.abs(f64(a)) @ np.abs(f64(b)).T
     check(a.cuda() @ b.cuda().t(), want, scale, TOL[dtype], a @ b.t())
-    bias = sample((5,), dtype, 9)  # F.linear's addmm(bias, x, w.t())
+    bias = normal((5,), dtype, 9)  # F.linear's addmm(bias, x, w.t())
     got = tp.addmm(bias.cuda(), a.cuda(), b.cuda().t())
     check(got, f64(bias) + want, np.abs(f64(bias)) + scale, TOL[dtype], tp.addmm(bias, a, b.t()))
 
 
-@needs_gpu
+@needs_cuda
 def test_on_a_side_stream():
-    a, b = sample((300, 200), tp.float32, 1).cuda(), sample((200, 100), tp.float32, 2).cuda()
+    a, b = normal((300, 200), tp.float32, 1).cuda(), normal((200, 100), tp.float32, 2).cuda()
     s = tp.cuda.Stream()
     s.wait_stream(tp.cuda.current_stream())
     with tp.cuda.stream(s):
@@ -385,7 +373,7 @@ def test_on_a_side_stream():
     check(r, f64(a) @ f64(b), np.abs(f64(a)) @ np.abs(f64(b)), TOL[tp.float32])
 
 
-@needs_gpu
+@needs_cuda
 def test_errors():
     a, b = tp.ones(2, 3).cuda(), tp.ones(3, 4).cuda()
     with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x3\)"):

@@ -3,15 +3,19 @@
 Needs a GPU: elsewhere every test skips with "no CUDA device". Run on the lent H200 by tools/gpu-check.
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(not tp.cuda.is_available(), reason="no CUDA device"),
-]
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import needs_cuda  # noqa: E402
+
+pytestmark = [pytest.mark.cuda, needs_cuda]
+
 
 TOL = {tp.float16: 2e-3, tp.bfloat16: 1e-2, tp.float32: 1e-5, tp.float64: 1e-12}
 

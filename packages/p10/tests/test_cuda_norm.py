@@ -8,20 +8,22 @@ CPU, grad_weight/grad_bias as column sums over many rows, and autograd through l
 group_norm on CUDA against the CPU gradients. They need a GPU and skip elsewhere ("needs a CUDA device").
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = "cuda"
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, f64, needs_cuda  # noqa: E402
+
+pytestmark = needs_cuda
+
 
 TOL = {tp.float16: 5e-3, tp.bfloat16: 4e-2, tp.float32: 3e-5, tp.float64: 1e-10}
 rng = np.random.default_rng(0)
-
-
-def np64(t: tp.Tensor) -> np.ndarray:
-    return t.cpu().to(tp.float64).numpy()
 
 
 def sample(shape, dtype=tp.float32, scale=2.0, shift=0.5) -> tp.Tensor:
@@ -33,7 +35,7 @@ def close(got, want, tol):
     want = np.asarray(want, dtype=np.float64)
     scale = max(1.0, float(np.abs(want).max())) if want.size else 1.0
     np.testing.assert_allclose(
-        np64(got) if isinstance(got, tp.Tensor) else got, want, rtol=tol, atol=tol * scale
+        f64(got) if isinstance(got, tp.Tensor) else got, want, rtol=tol, atol=tol * scale
     )
 
 
@@ -71,9 +73,9 @@ def check_forward(centered, x, ns, w=None, b=None, eps=1e-5, tol=None):
     cpu = forward(centered, x, ns, w, b, eps)
     assert got.device.type == DEV and got.dtype is cpu.dtype and got.shape == cpu.shape
     want = ref_norm(
-        np64(x), len(ns), None if w is None else np64(w), None if b is None else np64(b), centered, eps
+        f64(x), len(ns), None if w is None else f64(w), None if b is None else f64(b), centered, eps
     )
-    close(got, np64(cpu), tol)
+    close(got, f64(cpu), tol)
     close(got, want, tol)
 
 
@@ -133,13 +135,13 @@ def check_backward(centered, x, ns, w, dy, eps=1e-5, tol=None, flags=(True, True
     cuda = lambda t: None if t is None else t.to(DEV)  # noqa: E731
     got = call_backward(centered, cuda(dy), cuda(x), ns, cuda(w), eps, *flags)
     cpu = call_backward(centered, dy, x, ns, w, eps, *flags)
-    want = ref_backward(np64(dy), np64(x), len(ns), None if w is None else np64(w), centered, eps)
+    want = ref_backward(f64(dy), f64(x), len(ns), None if w is None else f64(w), centered, eps)
     for g, c, r in zip(got, cpu, want, strict=False):  # rms_norm: 2 results, 3 references
         assert (g is None) == (c is None)
         if g is None:
             continue
         assert g.device.type == DEV and g.dtype is c.dtype and g.shape == c.shape
-        close(g, np64(c), tol)
+        close(g, f64(c), tol)
         close(g, r, tol)
 
 
@@ -168,7 +170,7 @@ def test_backward_layouts_and_edges():
     gx, gw, gb = tp.layer_norm_backward(
         tp.zeros((0, 4), device=DEV), tp.zeros((0, 4), device=DEV), [4], tp.ones(4, device=DEV), 1e-5
     )
-    assert gx.shape == (0, 4) and np64(gw).tolist() == [0.0] * 4 and np64(gb).tolist() == [0.0] * 4
+    assert gx.shape == (0, 4) and f64(gw).tolist() == [0.0] * 4 and f64(gb).tolist() == [0.0] * 4
     with pytest.raises(RuntimeError, match="grad_out"):
         tp.layer_norm_backward(tp.zeros((2, 4), device=DEV), tp.zeros((3, 4), device=DEV), [4], None, 1e-5)
 
@@ -193,4 +195,4 @@ def test_autograd_matches_cpu():
             grads[dev] = grad((fn(*args) * dy.to(dev)).sum(), args)
         for g_gpu, g_cpu in zip(grads[DEV], grads["cpu"], strict=True):
             assert g_gpu.device.type == DEV
-            close(g_gpu, np64(g_cpu), 1e-4)
+            close(g_gpu, f64(g_cpu), 1e-4)

@@ -5,45 +5,21 @@ these tests check the CUDA kernels, not the CPU ones. They need a GPU: elsewhere
 "no CUDA device". They were run on the lent H200 (see docs/cuda.md for the command and its output).
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(not tp.cuda.is_available(), reason="no CUDA device"),
-]
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import REAL, needs_cuda, np_of, sample  # noqa: E402
 
-REAL = [
-    tp.bool,
-    tp.uint8,
-    tp.int8,
-    tp.int16,
-    tp.int32,
-    tp.int64,
-    tp.float16,
-    tp.bfloat16,
-    tp.float32,
-    tp.float64,
-]
+pytestmark = [pytest.mark.cuda, needs_cuda]
+
+
 ARITH = [t for t in REAL if t is not tp.bool]
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
-
-
-def sample(shape, dtype, seed=0) -> tp.Tensor:
-    rng = np.random.default_rng(seed)
-    if dtype is tp.bool:
-        return tp.from_numpy(rng.random(shape) < 0.5)
-    if dtype in (tp.uint8,):
-        return tp.from_numpy(rng.integers(0, 50, size=shape).astype(np.uint8))
-    if dtype in (tp.int8, tp.int16, tp.int32, tp.int64):
-        return tp.from_numpy(rng.integers(-50, 50, size=shape)).to(dtype)
-    return tp.from_numpy(rng.standard_normal(shape).astype(np.float32)).to(dtype)
 
 
 # ---- devices -----------------------------------------------------------------------------------------------

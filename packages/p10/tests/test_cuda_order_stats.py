@@ -6,23 +6,21 @@ the lower median and its index, np.unique counts for mode, np.quantile / np.nanq
 tolerance). GPU only: elsewhere these skip with "needs a CUDA device".
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device"),
-]
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, equal, needs_cuda, np_of  # noqa: E402
 
-DEV = "cuda"  # the device under test (a CPU dry run of these tests' references sets it to "cpu")
+pytestmark = [pytest.mark.cuda, needs_cuda]
+
+
 NUMERIC = [tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64, tp.float16, tp.bfloat16, tp.float32, tp.float64]
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
 
 
 def data(shape, dtype, seed=0, nan=0.0) -> tp.Tensor:
@@ -57,11 +55,6 @@ def ref_median(a: np.ndarray, ignore_nan: bool):
     return np.array(vals).reshape(a.shape[:-1]), np.array(idxs).reshape(a.shape[:-1])
 
 
-def same(cuda_result, cpu_result):
-    assert cuda_result.shape == cpu_result.shape and cuda_result.dtype == cpu_result.dtype
-    np.testing.assert_array_equal(np_of(cuda_result), np_of(cpu_result))
-
-
 @pytest.mark.parametrize("dtype", NUMERIC, ids=str)
 @pytest.mark.parametrize("op", ["median", "nanmedian"])
 def test_median_dim(dtype, op):
@@ -75,8 +68,8 @@ def test_median_dim(dtype, op):
         x = data(shape, dtype, nan=0.1)
         v, i = f(x.to(DEV), dim, keepdim)
         cv, ci = f(x, dim, keepdim)
-        same(v, cv)
-        same(i, ci)
+        equal(v, cv)
+        equal(i, ci)
         rv, ri = ref_median(np.moveaxis(np_of(x), dim, -1), op == "nanmedian")
         if keepdim:
             rv, ri = np.expand_dims(rv, dim), np.expand_dims(ri, dim)
@@ -95,10 +88,10 @@ def test_median_all_and_all_nan_rows(op):
         tp.tensor(2.0),
         tp.tensor([], dtype=tp.float32),
     ]:
-        same(f(x.to(DEV)), f(x))
+        equal(f(x.to(DEV)), f(x))
     x = tp.tensor([[1.0, float("nan"), 3.0], [float("nan"), float("nan"), float("nan")]])
-    same(f(x.to(DEV), 1)[0], f(x, 1)[0])
-    same(f(x.to(DEV), 1)[1], f(x, 1)[1])
+    equal(f(x.to(DEV), 1)[0], f(x, 1)[0])
+    equal(f(x.to(DEV), 1)[1], f(x, 1)[1])
     with pytest.raises(RuntimeError):
         f(tp.tensor([True, False]).to(DEV))
     with pytest.raises((RuntimeError, IndexError)):
@@ -111,8 +104,8 @@ def test_mode(dtype):
         x = data(shape, dtype, seed=3)
         v, i = tp.mode(x.to(DEV), dim, keepdim)
         cv, ci = tp.mode(x, dim, keepdim)
-        same(v, cv)
-        same(i, ci)
+        equal(v, cv)
+        equal(i, ci)
         a = np.moveaxis(np_of(x), dim, -1).astype(np.float64)
         for r, vv, ii in zip(
             a.reshape(-1, a.shape[-1]), np_of(v).reshape(-1), np_of(i).reshape(-1), strict=True
@@ -137,7 +130,7 @@ def test_quantile(dtype, interpolation):
         for op, npf in [("quantile", np.quantile), ("nanquantile", np.nanquantile)]:
             f = getattr(tp, op)
             r = f(t.to(DEV), q.to(DEV), dim, keepdim, interpolation=interpolation)
-            same(r, f(t, q, dim, keepdim, interpolation=interpolation))
+            equal(r, f(t, q, dim, keepdim, interpolation=interpolation))
             ref = npf(
                 np_of(t).astype(np.float64),
                 np_of(q).astype(np.float64),
@@ -147,14 +140,14 @@ def test_quantile(dtype, interpolation):
             )
             np.testing.assert_allclose(np_of(r), ref, rtol=rtol, atol=1e-12)
             s = f(t.to(DEV), 0.3, dim, keepdim, interpolation=interpolation)  # quantile.scalar
-            same(s, f(t, 0.3, dim, keepdim, interpolation=interpolation))
+            equal(s, f(t, 0.3, dim, keepdim, interpolation=interpolation))
 
 
 def test_quantile_long_rows_and_errors():
     x = data((3, 9000), tp.float32, seed=6)
     q = tp.tensor([0.2, 0.9])
-    same(tp.quantile(x.to(DEV), q.to(DEV), 1), tp.quantile(x, q, 1))
-    same(tp.quantile(tp.tensor(4.0).to(DEV), 0.5), tp.quantile(tp.tensor(4.0), 0.5))
+    equal(tp.quantile(x.to(DEV), q.to(DEV), 1), tp.quantile(x, q, 1))
+    equal(tp.quantile(tp.tensor(4.0).to(DEV), 0.5), tp.quantile(tp.tensor(4.0), 0.5))
     xc = x.to(DEV)
     with pytest.raises(RuntimeError, match="range"):
         tp.quantile(xc, 1.5)

@@ -9,14 +9,19 @@ GPU and skip elsewhere.
 """
 
 import itertools
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = "cuda"
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, layouts, needs_cuda, np_of64  # noqa: E402
+
+pytestmark = needs_cuda
+
 rng = np.random.default_rng(0)
 
 
@@ -98,21 +103,6 @@ def ref_adaptive(a, nsp, size, kind):
     return vals.reshape(shape), idx.reshape(shape)
 
 
-def layouts(a):
-    """The same values contiguous, channels-last (permuted) and as a strided slice, on the GPU."""
-    yield tp.tensor(a).to(DEV)
-    perm = (0,) + tuple(range(2, a.ndim)) + (1,)
-    yield tp.tensor(np.ascontiguousarray(a.transpose(perm))).to(DEV).permute(tuple(np.argsort(perm)))
-    big = np.zeros(a.shape[:-1] + (a.shape[-1] * 2,), a.dtype)
-    big[..., ::2] = a
-    yield tp.tensor(big).to(DEV)[..., ::2]
-
-
-def np_of(t):
-    t = t.cpu()
-    return (t.float() if t.dtype in (tp.bfloat16, tp.float16) else t).numpy().astype(np.float64)
-
-
 def sample(nsp, batch=2, channels=3, dtype=np.float32):
     return rng.standard_normal((batch, channels) + (5, 6, 7)[3 - nsp :]).astype(dtype)
 
@@ -151,10 +141,10 @@ def test_max_pool_values_and_indices(nsp, cfg):
     for x in layouts(a):
         v, i = with_indices(x, k, s, p, d, ceil)
         assert v.device.type == DEV and i.dtype == tp.int64 and v.shape == cpu_v.shape
-        np.testing.assert_array_equal(np_of(v), want_v)
+        np.testing.assert_array_equal(np_of64(v), want_v)
         np.testing.assert_array_equal(i.cpu().numpy(), want_i)
         np.testing.assert_array_equal(i.cpu().numpy(), cpu_i.numpy())
-        np.testing.assert_array_equal(np_of(MAX_FN[nsp](x, k, s, p, d, ceil)), want_v)
+        np.testing.assert_array_equal(np_of64(MAX_FN[nsp](x, k, s, p, d, ceil)), want_v)
 
 
 @pytest.mark.parametrize(
@@ -166,9 +156,9 @@ def test_max_pool_dtypes(dtype):
     v, i = tp.max_pool2d_with_indices(x.to(DEV), 3, 2, 1)
     cv, ci = tp.max_pool2d_with_indices(x, 3, 2, 1)
     assert v.dtype == x.dtype
-    np.testing.assert_array_equal(np_of(v), np_of(cv))
+    np.testing.assert_array_equal(np_of64(v), np_of64(cv))
     np.testing.assert_array_equal(i.cpu().numpy(), ci.numpy())
-    np.testing.assert_array_equal(np_of(v), ref_max_pool(a, 2, 3, 2, 1)[0])
+    np.testing.assert_array_equal(np_of64(v), ref_max_pool(a, 2, 3, 2, 1)[0])
 
 
 def test_max_pool_nan_and_inf():
@@ -177,9 +167,9 @@ def test_max_pool_nan_and_inf():
     a[0, 1, :3, :3] = -np.inf
     v, i = tp.max_pool2d_with_indices(tp.tensor(a).to(DEV), 3, 3)
     cv, ci = tp.max_pool2d_with_indices(tp.tensor(a), 3, 3)
-    np.testing.assert_array_equal(np_of(v), np_of(cv))
+    np.testing.assert_array_equal(np_of64(v), np_of64(cv))
     np.testing.assert_array_equal(i.cpu().numpy(), ci.numpy())
-    assert np.isnan(np_of(v)[0, 0, 0, 0]) and i.cpu().numpy()[0, 0, 0, 0] == 8  # the last NaN of the window
+    assert np.isnan(np_of64(v)[0, 0, 0, 0]) and i.cpu().numpy()[0, 0, 0, 0] == 8  # the last NaN of the window
 
 
 def test_max_pool_bool_refused_as_on_cpu():
@@ -215,8 +205,8 @@ def test_avg_pool(nsp, cfg):
     for x in layouts(a):
         got = AVG_FN[nsp](x, k, s, p, ceil, cip, *extra)
         assert got.shape == cpu.shape and got.dtype == tp.float32
-        np.testing.assert_allclose(np_of(got), want, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(np_of(got), np_of(cpu), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np_of64(got), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np_of64(got), np_of64(cpu), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("dtype, tol", [("float64", 1e-12), ("float16", 2e-3), ("bfloat16", 1.6e-2)])
@@ -225,8 +215,8 @@ def test_avg_pool_float_dtypes(dtype, tol):
     x = tp.tensor(a).to(getattr(tp, dtype))
     got = tp.avg_pool2d(x.to(DEV), 3, 2, 1)
     assert got.dtype == x.dtype
-    np.testing.assert_allclose(np_of(got), ref_avg_pool(np_of(x), 2, 3, 2, 1), rtol=tol, atol=tol)
-    np.testing.assert_allclose(np_of(got), np_of(tp.avg_pool2d(x, 3, 2, 1)), rtol=tol, atol=tol)
+    np.testing.assert_allclose(np_of64(got), ref_avg_pool(np_of64(x), 2, 3, 2, 1), rtol=tol, atol=tol)
+    np.testing.assert_allclose(np_of64(got), np_of64(tp.avg_pool2d(x, 3, 2, 1)), rtol=tol, atol=tol)
 
 
 def test_avg_pool_int64_truncates():
@@ -252,9 +242,9 @@ def test_adaptive_pools(nsp, size):
     want_avg, _ = ref_adaptive(a, nsp, size, "avg")
     want_max, want_idx = ref_adaptive(a, nsp, size, "max")
     for x in layouts(a):
-        np.testing.assert_allclose(np_of(avg(x, [size] * nsp)), want_avg, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(np_of64(avg(x, [size] * nsp)), want_avg, rtol=1e-5, atol=1e-6)
         v, i = mx(x, [size] * nsp)
-        np.testing.assert_array_equal(np_of(v), want_max)
+        np.testing.assert_array_equal(np_of64(v), want_max)
         np.testing.assert_array_equal(i.cpu().numpy(), want_idx)
         np.testing.assert_array_equal(i.cpu().numpy(), mx(tp.tensor(a), [size] * nsp)[1].numpy())
 
@@ -264,10 +254,12 @@ def test_adaptive_dtypes(dtype, tol):
     x = tp.tensor(sample(2)).to(getattr(tp, dtype))
     got = tp.adaptive_avg_pool2d(x.to(DEV), [2, 3])
     assert got.dtype == x.dtype
-    np.testing.assert_allclose(np_of(got), ref_adaptive(np_of(x), 2, [2, 3], "avg")[0], rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        np_of64(got), ref_adaptive(np_of64(x), 2, [2, 3], "avg")[0], rtol=tol, atol=tol
+    )
     v, i = tp.adaptive_max_pool2d(x.to(DEV), [2, 3])
     cv, ci = tp.adaptive_max_pool2d(x, [2, 3])
-    np.testing.assert_array_equal(np_of(v), np_of(cv))
+    np.testing.assert_array_equal(np_of64(v), np_of64(cv))
     np.testing.assert_array_equal(i.cpu().numpy(), ci.numpy())
     with pytest.raises(Exception) as cpu:
         tp.adaptive_avg_pool2d(tp.zeros(1, 2, 4, 4, dtype=tp.int64), [2, 2])
@@ -279,14 +271,14 @@ def test_adaptive_dtypes(dtype, tol):
 def test_unbatched_empty_batch_and_size_one_dims():
     a = rng.standard_normal((3, 1, 7)).astype(np.float32)  # unbatched 2-d input with a size-1 dim
     got = tp.max_pool2d(tp.tensor(a).to(DEV), [1, 2])
-    np.testing.assert_array_equal(np_of(got), ref_max_pool(a[None], 2, [1, 2])[0][0])
+    np.testing.assert_array_equal(np_of64(got), ref_max_pool(a[None], 2, [1, 2])[0][0])
     empty = tp.zeros(0, 3, 6, 6).to(DEV)
     assert tp.max_pool2d(empty, 2).shape == (0, 3, 3, 3)
     assert tp.avg_pool2d(empty, 2).shape == (0, 3, 3, 3)
     assert tp.adaptive_avg_pool2d(empty, [2, 2]).shape == (0, 3, 2, 2)
     assert tp.adaptive_max_pool2d(tp.zeros(2, 3, 4, 4).to(DEV), [0, 2])[0].shape == (2, 3, 0, 2)
     one = tp.tensor(rng.standard_normal((1, 1, 1, 1)).astype(np.float32)).to(DEV)
-    assert np_of(tp.avg_pool2d(one, 1)) == np_of(one)
+    assert np_of64(tp.avg_pool2d(one, 1)) == np_of64(one)
 
 
 def test_out_variants():
@@ -294,14 +286,14 @@ def test_out_variants():
     want_v, want_i = ref_max_pool(a, 2, 3, 2, 1)
     out, ind = tp.empty(1).to(DEV), tp.empty(1, dtype=tp.int64).to(DEV)  # resized, as on the CPU
     tp.ops.call("max_pool2d_with_indices.out", tp.tensor(a).to(DEV), 3, 2, 1, out=out, indices=ind)
-    np.testing.assert_array_equal(np_of(out), want_v)
+    np.testing.assert_array_equal(np_of64(out), want_v)
     np.testing.assert_array_equal(ind.cpu().numpy(), want_i)
     out = tp.empty(2, 3, 3, 4).to(DEV)
     tp.ops.call("avg_pool2d.out", tp.tensor(a).to(DEV), 2, out=out)
-    np.testing.assert_allclose(np_of(out), ref_avg_pool(a, 2, 2), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np_of64(out), ref_avg_pool(a, 2, 2), rtol=1e-5, atol=1e-6)
     out = tp.empty(2, 3, 3, 2).to(DEV)
     tp.ops.call("adaptive_avg_pool2d.out", tp.tensor(a).to(DEV), [3, 2], out=out)
-    np.testing.assert_allclose(np_of(out), ref_adaptive(a, 2, [3, 2], "avg")[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np_of64(out), ref_adaptive(a, 2, [3, 2], "avg")[0], rtol=1e-5, atol=1e-6)
     with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float32, but got float64"):
         tp.ops.call("avg_pool2d.out", tp.tensor(a).to(DEV), 3, out=tp.empty(1, dtype=tp.float64).to(DEV))
 

@@ -23,16 +23,11 @@ import tensorplay_p10 as tp
 
 sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find philox_ref
 import philox_ref  # noqa: E402
+from cuda_testing import DEV, FLOATS, needs_cuda  # noqa: E402
+from cuda_testing import np_of64 as np_of
 
-DEV = "cuda"
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
-FLOATS = [tp.float16, tp.bfloat16, tp.float32, tp.float64]
+pytestmark = needs_cuda
 N = 1 << 18
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype in (tp.bfloat16, tp.float16) else t).numpy().astype(np.float64)
 
 
 def ks_distance(samples: np.ndarray, cdf) -> float:

@@ -9,7 +9,6 @@ pools (Note [Graph private pools]) behave over host memory (tp._C._cuda._TestAll
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 import sys
@@ -18,10 +17,11 @@ from pathlib import Path
 import pytest
 
 import tensorplay_p10 as tp
-from tensorplay_p10.cuda import _compiler, _loader
+from tensorplay_p10.cuda import _loader
 
 sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find philox_ref
 import philox_ref  # noqa: E402
+from cuda_testing import kernel_entries  # noqa: E402
 
 REAL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
@@ -40,12 +40,7 @@ KAT = [
 
 @pytest.fixture(scope="module")
 def random_entries() -> set[str]:
-    try:
-        _compiler.nvrtc()
-    except RuntimeError as e:
-        pytest.skip(f"NVRTC is not installed (pip install nvidia-cuda-nvrtc): {e}")
-    ptx = _compiler.compile_ptx("random.cu", arch=80).decode(errors="replace")
-    return set(re.findall(r"\.entry\s+(\w+)\(", ptx))
+    return kernel_entries("random.cu")
 
 
 def test_random_cu_is_shipped():

@@ -7,45 +7,22 @@ the CUDA count scan (past one 1024-thread tile), its errors (negative counts, ou
 TinyLM builds, and the gradient of tril on CUDA. TP_CUDA_TEST_DEVICE=cpu runs the checks on the CPU alone.
 """
 
-import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = os.environ.get("TP_CUDA_TEST_DEVICE", "cuda")
-pytestmark = pytest.mark.skipif(DEV == "cuda" and not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, REAL, needs_device, np_of, same, small_ints  # noqa: E402
 
-REAL = [
-    tp.bool,
-    tp.uint8,
-    tp.int8,
-    tp.int16,
-    tp.int32,
-    tp.int64,
-    tp.float16,
-    tp.bfloat16,
-    tp.float32,
-    tp.float64,
-]
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
+pytestmark = needs_device
 
 
 def sample(shape, dtype=tp.float32, seed=0) -> tp.Tensor:
-    a = np.random.default_rng(seed).integers(1 if dtype is tp.uint8 else -6, 7, size=shape)
-    return tp.from_numpy(a > 0) if dtype is tp.bool else tp.from_numpy(a).to(dtype)
-
-
-def same(got: tp.Tensor, cpu: tp.Tensor, want=None):
-    assert got.device.type == DEV and got.dtype is cpu.dtype and tuple(got.shape) == tuple(cpu.shape)
-    np.testing.assert_array_equal(np_of(got), np_of(cpu))
-    if want is not None:
-        np.testing.assert_array_equal(np_of(got), np.asarray(want).astype(np_of(got).dtype))
+    return small_ints(shape, dtype, seed, ulo=1)  # uint8 from 1
 
 
 @pytest.mark.parametrize("dtype", REAL, ids=str)

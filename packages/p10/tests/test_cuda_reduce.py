@@ -6,23 +6,23 @@ Every op is compared with the CPU op and with a float64 NumPy reference, over th
 dtypes the CPU op takes, size-0/size-1 dims and 0-d tensors, and the errors. Needs a GPU.
 """
 
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")]
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import FLOATS, INTS, close_to_cpu, f64, needs_cuda  # noqa: E402
 
-FLOATS = [tp.float16, tp.bfloat16, tp.float32, tp.float64]
-INTS = [tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64]
+pytestmark = [pytest.mark.cuda, needs_cuda]
+
+
 TOL = {tp.float16: 2e-3, tp.bfloat16: 1.6e-2, tp.float32: 1e-5, tp.float64: 1e-12}
 DIMS = [(None, False), (0, False), (1, True), (-1, False), ((0, 2), True)]
-
-
-def f64(t: tp.Tensor) -> np.ndarray:
-    return t.cpu().to(tp.float64).numpy()
 
 
 def make(shape, dtype, seed=0, nan=False) -> tp.Tensor:
@@ -42,14 +42,6 @@ def np_axis(dim):
     return None if dim is None else dim
 
 
-def check(got: tp.Tensor, cpu: tp.Tensor, want: np.ndarray, tol: float = 0.0):
-    assert got.device.type == "cuda" and got.dtype is cpu.dtype and tuple(got.shape) == tuple(cpu.shape)
-    np.testing.assert_allclose(f64(got), f64(cpu), rtol=tol, atol=tol)
-    np.testing.assert_allclose(
-        f64(got), np.asarray(want, dtype=np.float64).reshape(f64(cpu).shape), rtol=tol, atol=tol
-    )
-
-
 # ---- sums --------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 @pytest.mark.parametrize("dim,keepdim", DIMS)
@@ -62,7 +54,7 @@ def test_nansum_nanmean(dtype, dim, keepdim):
         with warnings.catch_warnings():  # np.nanmean warns on all-NaN slices
             warnings.simplefilter("ignore")
             want = ref(a, axis=np_axis(dim), keepdims=keepdim)
-        check(got, getattr(x, name)(**kw, keepdim=keepdim), want, 4 * TOL[dtype])
+        close_to_cpu(got, getattr(x, name)(**kw, keepdim=keepdim), want, 4 * TOL[dtype])
 
 
 def test_nansum_of_integers_is_the_sum_and_nanmean_of_all_nan_is_nan():
@@ -85,7 +77,7 @@ def test_prod(dtype):
         axis = kw.get("dim")
         want = f64(x).prod(axis=axis, keepdims=kw.get("keepdim", False))
         tol = 8 * TOL.get(cpu.dtype, 0.0) if cpu.dtype in FLOATS else 0.0
-        check(got, cpu, want, tol)
+        close_to_cpu(got, cpu, want, tol)
 
 
 def test_prod_out_and_sum_mean_out():
@@ -120,10 +112,10 @@ def test_all_any_count_nonzero(dtype):
         for name, ref in (("all", np.all), ("any", np.any)):
             got, cpu = getattr(x.cuda(), name)(**kw), getattr(x, name)(**kw)
             assert got.dtype is (tp.uint8 if dtype is tp.uint8 else tp.bool)
-            check(got, cpu, ref(a, axis=kw.get("dim"), keepdims=kw.get("keepdim", False)))
+            close_to_cpu(got, cpu, ref(a, axis=kw.get("dim"), keepdims=kw.get("keepdim", False)))
     for dim in (None, 1, (0, 2)):
         kw = {} if dim is None else {"dim": dim}
-        check(tp.count_nonzero(x.cuda(), **kw), tp.count_nonzero(x, **kw), a.sum(axis=dim))
+        close_to_cpu(tp.count_nonzero(x.cuda(), **kw), tp.count_nonzero(x, **kw), a.sum(axis=dim))
 
 
 def test_all_any_nan_is_true_and_empty_rows():
@@ -142,11 +134,11 @@ def test_amax_amin(dtype, dim, keepdim):
     kw = {} if dim is None else {"dim": dim}
     for name, ref in (("amax", np.max), ("amin", np.min)):
         got, cpu = getattr(x.cuda(), name)(**kw, keepdim=keepdim), getattr(x, name)(**kw, keepdim=keepdim)
-        check(got, cpu, ref(f64(x), axis=np_axis(dim), keepdims=keepdim))
+        close_to_cpu(got, cpu, ref(f64(x), axis=np_axis(dim), keepdims=keepdim))
     lo, hi = tp.aminmax(x.cuda()) if dim is None else tp.aminmax(x.cuda(), dim=-1, keepdim=keepdim)
     clo, chi = tp.aminmax(x) if dim is None else tp.aminmax(x, dim=-1, keepdim=keepdim)
-    check(lo, clo, f64(clo))
-    check(hi, chi, f64(chi))
+    close_to_cpu(lo, clo, f64(clo))
+    close_to_cpu(hi, chi, f64(chi))
 
 
 @pytest.mark.parametrize("dtype", FLOATS + INTS + [tp.bool], ids=str)
@@ -160,11 +152,17 @@ def test_max_dim_argmax_first_index(dtype):
         for name, ref in (("max", np.argmax), ("min", np.argmin)):
             v, i = getattr(x.cuda(), name)(dim)
             cv, ci = getattr(x, name)(dim)
-            check(i, ci, ref(a, axis=dim))
-            check(v, cv, np.take_along_axis(a, np.expand_dims(ref(a, axis=dim), dim), dim).squeeze(dim))
-            check(getattr(x.cuda(), "arg" + name)(dim), getattr(x, "arg" + name)(dim), ref(a, axis=dim))
-        check(x.cuda().argmax(), x.argmax(), np.argmax(a))
-        check(x.cuda().argmin(dim, keepdim=True), x.argmin(dim, keepdim=True), np.argmin(a, axis=dim)[None])
+            close_to_cpu(i, ci, ref(a, axis=dim))
+            close_to_cpu(
+                v, cv, np.take_along_axis(a, np.expand_dims(ref(a, axis=dim), dim), dim).squeeze(dim)
+            )
+            close_to_cpu(
+                getattr(x.cuda(), "arg" + name)(dim), getattr(x, "arg" + name)(dim), ref(a, axis=dim)
+            )
+        close_to_cpu(x.cuda().argmax(), x.argmax(), np.argmax(a))
+        close_to_cpu(
+            x.cuda().argmin(dim, keepdim=True), x.argmin(dim, keepdim=True), np.argmin(a, axis=dim)[None]
+        )
 
 
 def test_nan_propagates_with_its_first_index():

@@ -6,34 +6,28 @@ lose the variance), corrections, infinities and NaN, empty reductions, errors, a
 Needs a GPU.
 """
 
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")]
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import FLOATS, f64, needs_cuda
+from cuda_testing import close_to_cpu as check  # noqa: E402
 
-FLOATS = [tp.float16, tp.bfloat16, tp.float32, tp.float64]
+pytestmark = [pytest.mark.cuda, needs_cuda]
+
+
 TOL = {tp.float16: 4e-3, tp.bfloat16: 3e-2, tp.float32: 2e-5, tp.float64: 1e-11}
 DIMS = [(None, False), (0, False), (1, True), (-1, False), ((0, 2), True)]
 
 
-def f64(t: tp.Tensor) -> np.ndarray:
-    return t.cpu().to(tp.float64).numpy()
-
-
 def make(shape, dtype=tp.float32, seed=0, offset=0.0) -> tp.Tensor:
     return tp.from_numpy(offset + np.random.default_rng(seed).standard_normal(shape)).to(dtype)
-
-
-def check(got: tp.Tensor, cpu: tp.Tensor, want, tol: float):
-    assert got.device.type == "cuda" and got.dtype is cpu.dtype and tuple(got.shape) == tuple(cpu.shape)
-    np.testing.assert_allclose(f64(got), f64(cpu), rtol=tol, atol=tol)
-    np.testing.assert_allclose(
-        f64(got), np.asarray(want, dtype=np.float64).reshape(f64(cpu).shape), rtol=tol, atol=tol
-    )
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)

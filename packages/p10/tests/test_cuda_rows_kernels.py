@@ -5,11 +5,13 @@ nvidia-cuda-nvrtc wheel. The register forms must also keep their rows in registe
 16-byte packs with one vector instruction (Note [Register rows] in rows_common.cuh).
 """
 
-import re
+import sys
+from pathlib import Path
 
 import pytest
 
-from tensorplay_p10.cuda import _compiler
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import entries, ptx_of  # noqa: E402
 
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 FILES = ["softmax.cu", "norm.cu", "cross_entropy.cu", "loss.cu"]
@@ -17,15 +19,7 @@ FILES = ["softmax.cu", "norm.cu", "cross_entropy.cu", "loss.cu"]
 
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, str]:
-    try:
-        _compiler.nvrtc()
-    except RuntimeError as e:
-        pytest.skip(f"NVRTC is not installed (pip install nvidia-cuda-nvrtc): {e}")
-    return {name: _compiler.compile_ptx(name, arch=80).decode(errors="replace") for name in FILES}
-
-
-def entries(text: str) -> set[str]:
-    return set(re.findall(r"\.entry\s+(\w+)\(", text))
+    return {name: ptx_of(name) for name in FILES}
 
 
 def body(text: str, name: str) -> str:

@@ -6,15 +6,20 @@ scanned in chunks, dtypes and dtype=, ties and NaN in cummax/cummin, infinities 
 dims, 0-d tensors, errors, and one backward on the GPU. Needs a GPU.
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = [pytest.mark.cuda, pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")]
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import FLOATS, INTS, f64, needs_cuda  # noqa: E402
 
-FLOATS = [tp.float16, tp.bfloat16, tp.float32, tp.float64]
-INTS = [tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64]
+pytestmark = [pytest.mark.cuda, needs_cuda]
+
+
 TOL = {tp.float16: 4e-3, tp.bfloat16: 3e-2, tp.float32: 2e-5, tp.float64: 1e-12}
 # (shape, dim): rows (one chunk, and several chunks per row), many short rows (one thread per row), many
 # columns (>= 16384 lines), few long columns (transposed), a middle dim, 1-d.
@@ -27,10 +32,6 @@ LAYOUTS = [
     ((4, 30, 5), 1),
     ((7,), 0),
 ]
-
-
-def f64(t: tp.Tensor) -> np.ndarray:
-    return t.cpu().to(tp.float64).numpy()
 
 
 def make(shape, dtype, seed=0) -> tp.Tensor:

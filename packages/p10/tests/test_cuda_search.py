@@ -6,34 +6,19 @@ including the error paths (the same exception types as the CPU op). GPU only: el
 a CUDA device".
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device"),
-]
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, REAL, needs_cuda, np_of  # noqa: E402
+from cuda_testing import equal as same
 
-DEV = "cuda"  # the device under test (a CPU dry run of these tests' references sets it to "cpu")
-REAL = [
-    tp.bool,
-    tp.uint8,
-    tp.int8,
-    tp.int16,
-    tp.int32,
-    tp.int64,
-    tp.float16,
-    tp.bfloat16,
-    tp.float32,
-    tp.float64,
-]
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
+pytestmark = [pytest.mark.cuda, needs_cuda]
 
 
 def data(shape, dtype, seed=0) -> tp.Tensor:
@@ -45,11 +30,6 @@ def data(shape, dtype, seed=0) -> tp.Tensor:
     if dtype in (tp.int8, tp.int16, tp.int32, tp.int64):
         return tp.from_numpy(np.asarray(rng.integers(-5, 5, size=shape))).to(dtype)
     return tp.from_numpy(np.asarray(rng.integers(-8, 8, size=shape) / 2, dtype=np.float64)).to(dtype)
-
-
-def same(a, b):
-    assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, b.shape, a.dtype, b.dtype)
-    np.testing.assert_array_equal(np_of(a), np_of(b))
 
 
 @pytest.mark.parametrize("dtype", REAL, ids=str)

@@ -10,20 +10,25 @@ backward (a composite of mul, sub and sum in tpx's formula) against the CPU's gr
 skip elsewhere ("needs a CUDA device").
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = "cuda"
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, needs_cuda, normal, np_of  # noqa: E402
+
+pytestmark = needs_cuda
+
+
+def sample(shape, dtype=tp.float32, seed=0, scale=3.0) -> tp.Tensor:
+    return normal(shape, dtype, seed, scale)
+
 
 TOL = {tp.float16: 2e-3, tp.bfloat16: 1.6e-2, tp.float32: 2e-6, tp.float64: 1e-12}
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
 
 
 def ref_softmax(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
@@ -31,11 +36,6 @@ def ref_softmax(a: np.ndarray, dim: int, log: bool) -> np.ndarray:
     z = a - np.max(a, axis=dim, keepdims=True)
     lse = np.log(np.sum(np.exp(z), axis=dim, keepdims=True))
     return z - lse if log else np.exp(z - lse)
-
-
-def sample(shape, dtype=tp.float32, seed=0, scale=3.0) -> tp.Tensor:
-    rng = np.random.default_rng(seed)
-    return tp.from_numpy(np.asarray(scale * rng.standard_normal(shape), dtype=np.float32)).to(dtype)
 
 
 def op(log: bool):

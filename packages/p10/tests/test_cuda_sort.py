@@ -7,34 +7,18 @@ algorithms: rows of at most 4096 elements (bitonic, one block per row) and longe
 sort, with one and with two bytes of row number). GPU only: elsewhere these skip with "needs a CUDA device".
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device"),
-]
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, REAL, needs_cuda, np_of  # noqa: E402
 
-REAL = [
-    tp.bool,
-    tp.uint8,
-    tp.int8,
-    tp.int16,
-    tp.int32,
-    tp.int64,
-    tp.float16,
-    tp.bfloat16,
-    tp.float32,
-    tp.float64,
-]
-DEV = "cuda"  # the device under test (a CPU dry run of these tests' references sets it to "cpu")
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype in (tp.bfloat16,) else t).numpy()
+pytestmark = [pytest.mark.cuda, needs_cuda]
 
 
 def data(shape, dtype, seed=0) -> tp.Tensor:

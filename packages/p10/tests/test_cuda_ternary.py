@@ -7,43 +7,26 @@ the CPU op takes, broadcasting (the third operand is materialised for the stride
 0-d shapes, in-place and out= forms, and the error paths. They need a GPU and skip elsewhere.
 """
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, FLOATS, INTS, check, needs_cuda, np_of64  # noqa: E402
+from cuda_testing import sample as shared_sample
 
-DEV = "cuda"
-FLOATS = [tp.float16, tp.bfloat16, tp.float32, tp.float64]
-INTS = [tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64]
-TOL = {tp.float16: 4e-3, tp.bfloat16: 3.2e-2, tp.float32: 1e-5, tp.float64: 1e-12}
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy().astype(np.float64)
+pytestmark = needs_cuda
 
 
 def sample(shape, dtype, seed=0, scale=2.0) -> tp.Tensor:
-    rng = np.random.default_rng(seed)
-    if dtype is tp.bool:
-        return tp.from_numpy(rng.random(shape) < 0.5)
-    if dtype in INTS:
-        lo = 0 if dtype is tp.uint8 else -9
-        return tp.from_numpy(rng.integers(lo, 9, size=shape)).to(dtype)
-    return tp.from_numpy(np.asarray(scale * rng.standard_normal(shape), dtype=np.float32)).to(dtype)
+    return shared_sample(shape, dtype, seed, scale, lo=-9, hi=9, ulo=0)
 
 
-def check(got, cpu, want, tol):
-    assert got.device.type == DEV and got.dtype is cpu.dtype and got.shape == cpu.shape
-    g = np_of(got)
-    if tol == 0:
-        np.testing.assert_array_equal(g, np_of(cpu))
-        np.testing.assert_array_equal(g, want)
-    else:
-        np.testing.assert_allclose(g, np_of(cpu), rtol=tol, atol=tol, equal_nan=True)
-        np.testing.assert_allclose(g, want, rtol=tol, atol=tol, equal_nan=True)
+TOL = {tp.float16: 4e-3, tp.bfloat16: 3.2e-2, tp.float32: 1e-5, tp.float64: 1e-12}
 
 
 def lerp_ref(a, b, w):
@@ -59,27 +42,27 @@ def test_lerp(dtype):
         check(
             tp.lerp(a.to(DEV), b.to(DEV), weight),
             tp.lerp(a, b, weight),
-            lerp_ref(np_of(a), np_of(b), weight),
+            lerp_ref(np_of64(a), np_of64(b), weight),
             tol,
         )
     check(
         tp.lerp(a.to(DEV), b.to(DEV), w.to(DEV)),
         tp.lerp(a, b, w),
-        lerp_ref(np_of(a), np_of(b), np_of(w)),
+        lerp_ref(np_of64(a), np_of64(b), np_of64(w)),
         tol,
     )
     # lerp(a, b, 1) is exactly b
-    np.testing.assert_array_equal(np_of(tp.lerp(a.to(DEV), b.to(DEV), 1.0)), np_of(b))
+    np.testing.assert_array_equal(np_of64(tp.lerp(a.to(DEV), b.to(DEV), 1.0)), np_of64(b))
     # in place and out=
     d = a.to(DEV).clone()
     tp.lerp_(d, b.to(DEV), w.to(DEV))
-    check(d, tp.lerp(a, b, w), lerp_ref(np_of(a), np_of(b), np_of(w)), tol)
+    check(d, tp.lerp(a, b, w), lerp_ref(np_of64(a), np_of64(b), np_of64(w)), tol)
     d = a.to(DEV).clone()
     tp.lerp_(d, b.to(DEV), 0.3)
-    check(d, tp.lerp(a, b, 0.3), lerp_ref(np_of(a), np_of(b), 0.3), tol)
+    check(d, tp.lerp(a, b, 0.3), lerp_ref(np_of64(a), np_of64(b), 0.3), tol)
     out = tp.empty((6, 10), dtype=dtype, device=DEV)
     tp.lerp(a.to(DEV), b.to(DEV), w.to(DEV), out=out)
-    check(out, tp.lerp(a, b, w), lerp_ref(np_of(a), np_of(b), np_of(w)), tol)
+    check(out, tp.lerp(a, b, w), lerp_ref(np_of64(a), np_of64(b), np_of64(w)), tol)
 
 
 def test_lerp_errors_match_the_cpu():
@@ -115,7 +98,7 @@ def test_addc(name, dtype):
         return x + value * y * z if name == "addcmul" else x + value * y / z
 
     tol = 0 if dtype in INTS else 3 * TOL[dtype]
-    want = ref(np_of(s), np_of(t1), np_of(t2))
+    want = ref(np_of64(s), np_of64(t1), np_of64(t2))
     if dtype is tp.uint8:
         want = want % 256
     check(f(s.to(DEV), t1.to(DEV), t2.to(DEV), value=value), f(s, t1, t2, value=value), want, tol)
@@ -124,7 +107,7 @@ def test_addc(name, dtype):
     if name == "addcdiv":
         t2base = t2base.abs() + 0.5
     t2m, t2m_d = t2base.t(), t2base.to(DEV).t()  # transposed on each device
-    want = ref(np_of(s), np_of(t1), np_of(t2m))
+    want = ref(np_of64(s), np_of64(t1), np_of64(t2m))
     if dtype is tp.uint8:
         want = want % 256
     d = s.to(DEV).clone()
@@ -142,7 +125,7 @@ def test_addcmul_large_packs_and_tails():
     for sl in (slice(None), slice(1, None)):  # 16-byte packs with a tail, and unaligned (the plain loop)
         x, y, z = s[sl], a[sl], b[sl]
         got = tp.addcmul(sd[sl], ad[sl], bd[sl], value=0.5)
-        check(got, tp.addcmul(x, y, z, value=0.5), np_of(x) + 0.5 * np_of(y) * np_of(z), 1e-5)
+        check(got, tp.addcmul(x, y, z, value=0.5), np_of64(x) + 0.5 * np_of64(y) * np_of64(z), 1e-5)
 
 
 # ---- isclose, allclose, equal ----------------------------------------------------------------------------
@@ -168,9 +151,9 @@ def test_isclose_allclose(dtype):
     for rtol, atol, en in [(1e-5, 1e-8, False), (1e-2, 1e-3, True)]:
         got, cpu = tp.isclose(a.to(DEV), b.to(DEV), rtol, atol, en), tp.isclose(a, b, rtol, atol, en)
         assert got.dtype is tp.bool
-        np.testing.assert_array_equal(np_of(got), np_of(cpu))
+        np.testing.assert_array_equal(np_of64(got), np_of64(cpu))
         if dtype in (tp.float32, tp.float64):
-            np.testing.assert_array_equal(np_of(got), isclose_ref(np_of(a), np_of(b), rtol, atol, en))
+            np.testing.assert_array_equal(np_of64(got), isclose_ref(np_of64(a), np_of64(b), rtol, atol, en))
         assert tp.allclose(a.to(DEV), b.to(DEV), rtol, atol, en) == tp.allclose(a, b, rtol, atol, en)
     assert tp.allclose(a.to(DEV), a.to(DEV), equal_nan=True)
 
@@ -218,9 +201,9 @@ def test_compare_where_maximum_packs(dtype):
     for sl in (slice(None), slice(1, None), slice(3, None)):  # aligned, and off by one and three elements
         x, y, m = a[sl], b[sl], c[sl]
         xd, yd, md = ad[sl], bd[sl], cd[sl]  # sliced on the device: really unaligned there
-        xn, yn = np_of(x), np_of(y)
+        xn, yn = np_of64(x), np_of64(y)
         check(xd > yd, x > y, (xn > yn).astype(np.float64), 0)
         check(xd == 1, x == 1, (xn == 1).astype(np.float64), 0)  # the scalar form
-        check(tp.where(md, xd, yd), tp.where(m, x, y), np.where(np_of(m) > 0, xn, yn), 0)
+        check(tp.where(md, xd, yd), tp.where(m, x, y), np.where(np_of64(m) > 0, xn, yn), 0)
         if dtype is not tp.bool:
             check(tp.maximum(xd, yd), tp.maximum(x, y), np.maximum(xn, yn), 0)

@@ -9,44 +9,26 @@ a GPU and skip elsewhere; test_cuda_elementwise_names.py checks the kernel names
 """
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, FLOATS, INTS, check, needs_cuda, np_of64  # noqa: E402
+from cuda_testing import sample as shared_sample
 
-DEV = "cuda"
-FLOATS = [tp.float16, tp.bfloat16, tp.float32, tp.float64]
-INTS = [tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64]
-TOL = {tp.float16: 4e-3, tp.bfloat16: 3.2e-2, tp.float32: 1e-5, tp.float64: 1e-12}
-
-
-def np_of(t: tp.Tensor) -> np.ndarray:
-    t = t.cpu()
-    return (t.float() if t.dtype is tp.bfloat16 else t).numpy().astype(np.float64)
+pytestmark = needs_cuda
 
 
 def sample(shape, dtype, seed=0, scale=2.0) -> tp.Tensor:
-    rng = np.random.default_rng(seed)
-    if dtype is tp.bool:
-        return tp.from_numpy(rng.random(shape) < 0.5)
-    if dtype in INTS:
-        lo = 0 if dtype is tp.uint8 else -50
-        return tp.from_numpy(rng.integers(lo, 50, size=shape)).to(dtype)
-    return tp.from_numpy(np.asarray(scale * rng.standard_normal(shape), dtype=np.float32)).to(dtype)
+    return shared_sample(shape, dtype, seed, scale, lo=-50, hi=50, ulo=0)
 
 
-def check(got, cpu, want, tol):
-    assert got.device.type == DEV and got.dtype is cpu.dtype and got.shape == cpu.shape
-    g = np_of(got)
-    if tol == 0:
-        np.testing.assert_array_equal(g, np_of(cpu))
-        np.testing.assert_array_equal(g, want)
-    else:
-        np.testing.assert_allclose(g, np_of(cpu), rtol=tol, atol=tol, equal_nan=True)
-        np.testing.assert_allclose(g, want, rtol=tol, atol=tol, equal_nan=True)
+TOL = {tp.float16: 4e-3, tp.bfloat16: 3.2e-2, tp.float32: 1e-5, tp.float64: 1e-12}
 
 
 _lgamma = np.vectorize(math.lgamma, otypes=[np.float64])
@@ -136,7 +118,7 @@ def domain(x: tp.Tensor, kind) -> tp.Tensor:
 def test_floats(name, dtype):
     f, ref, kind = FNS[name]
     x = domain(sample((19, 67), dtype, 1), kind)
-    want = ref(np_of(x))
+    want = ref(np_of64(x))
     tol = 0 if (name in EXACT and dtype is tp.float64) else 2 * TOL[dtype]
     if name in ("deg2rad", "rad2deg", "square") and dtype is not tp.float64:
         tol = TOL[dtype]  # one rounding of the product
@@ -153,10 +135,10 @@ def test_integers(name, dtype):
     if name == "lgamma":
         x = x.abs() + 1
     got, cpu = f(x.to(DEV)), f(x)
-    want = ref(np_of(x))
+    want = ref(np_of64(x))
     if name in ("square", "sgn", "threshold", "hardtanh"):
         assert got.dtype is dtype
-        check(got, cpu, np_of(tp.from_numpy(want).to(dtype)), 0)  # the float64 formula cast to the dtype
+        check(got, cpu, np_of64(tp.from_numpy(want).to(dtype)), 0)  # the float64 formula cast to the dtype
     else:
         assert got.dtype is tp.float32
         check(got, cpu, want, 2e-5)
@@ -165,7 +147,7 @@ def test_integers(name, dtype):
 def test_bool_inputs():
     b = sample((4, 9), tp.bool, 3)
     for f in (tp.square, tp.sgn, tp.exp2, tp.isnan, tp.signbit, tp.logical_not):
-        check(f(b.to(DEV)), f(b), np_of(f(b)), 0)  # the CPU op's own dtype rule (square: int64)
+        check(f(b.to(DEV)), f(b), np_of64(f(b)), 0)  # the CPU op's own dtype rule (square: int64)
     with pytest.raises(RuntimeError):
         tp.threshold(b.to(DEV), 0, 1)
     with pytest.raises(RuntimeError):
@@ -179,10 +161,10 @@ SPECIAL = np.array([0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, -np.nan, 1e30
 def test_nan_to_num_and_classification(dtype):
     x = tp.from_numpy(SPECIAL).to(dtype)
     d = x.to(DEV)
-    v = np_of(x)
+    v = np_of64(x)
     big = {
         tp.float16: 65504.0,
-        tp.bfloat16: float(np_of(tp.tensor(3.3895e38).to(tp.bfloat16))),
+        tp.bfloat16: float(np_of64(tp.tensor(3.3895e38).to(tp.bfloat16))),
         tp.float32: float(np.finfo(np.float32).max),
         tp.float64: float(np.finfo(np.float64).max),
     }[dtype]
@@ -190,7 +172,7 @@ def test_nan_to_num_and_classification(dtype):
     check(tp.nan_to_num(d), tp.nan_to_num(x), want, 0)
     want2 = np.where(np.isnan(v), 1.0, np.where(v == np.inf, 2.0, np.where(v == -np.inf, -3.0, v)))
     got = tp.nan_to_num(d, nan=1.0, posinf=2.0, neginf=-3.0)
-    check(got, tp.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-3.0), np_of(tp.from_numpy(want2).to(dtype)), 0)
+    check(got, tp.nan_to_num(x, nan=1.0, posinf=2.0, neginf=-3.0), np_of64(tp.from_numpy(want2).to(dtype)), 0)
     for f, ref in [
         (tp.isnan, np.isnan),
         (tp.isinf, np.isinf),
@@ -210,9 +192,9 @@ def test_classification_of_integers(dtype):
     x = sample((3, 5), dtype, 4)
     for f in (tp.isnan, tp.isinf, tp.isfinite, tp.signbit, tp.nan_to_num):
         got, cpu = f(x.to(DEV)), f(x)
-        check(got, cpu, np_of(cpu), 0)
+        check(got, cpu, np_of64(cpu), 0)
     if dtype in (tp.int8, tp.int64):
-        np.testing.assert_array_equal(np_of(tp.signbit(x.to(DEV))), np_of(x) < 0)
+        np.testing.assert_array_equal(np_of64(tp.signbit(x.to(DEV))), np_of64(x) < 0)
 
 
 @pytest.mark.parametrize("name", ["exp2", "digamma", "square", "hardswish", "threshold"])
@@ -235,11 +217,11 @@ def test_layouts_sizes_and_forms(name):
     for src, view in views:
         v = view(src)
         got, cpu = f(view(src.to(DEV))), f(v)
-        check(got, cpu, ref(np_of(v)), tol)
+        check(got, cpu, ref(np_of64(v)), tol)
         assert got.stride() == cpu.stride()  # the CPU's layout
 
     x = domain(sample((7, 8), tp.float32, 7), kind)
-    want = ref(np_of(x))
+    want = ref(np_of64(x))
     d = x.clone().to(DEV)
     version = d._version
     inplace = {"exp2": tp.exp2_, "digamma": tp.digamma_, "square": tp.square_, "hardswish": tp.hardswish_}
@@ -307,10 +289,10 @@ BACKWARD = {
 def test_backward_ops(name, dtype):
     f, ref = BACKWARD[name]
     g, x = sample((9, 31), dtype, 10), sample((9, 31), dtype, 11)
-    check(f(g.to(DEV), x.to(DEV)), f(g, x), ref(np_of(g), np_of(x)), 2 * TOL[dtype])
+    check(f(g.to(DEV), x.to(DEV)), f(g, x), ref(np_of64(g), np_of64(x)), 2 * TOL[dtype])
     # a 0-d gradient broadcast over a transposed input (the strided form)
     g0, xt = tp.tensor(1.5).to(dtype), x.t()
-    check(f(g0.to(DEV), x.to(DEV).t()), f(g0, xt), ref(np_of(g0), np_of(xt)), 2 * TOL[dtype])
+    check(f(g0.to(DEV), x.to(DEV).t()), f(g0, xt), ref(np_of64(g0), np_of64(xt)), 2 * TOL[dtype])
 
 
 def test_leaky_relu_backward_refuses_a_negative_slope_on_the_result():

@@ -8,14 +8,19 @@ Backward on CUDA is in tpx/tests/test_cuda_conv_grad.py. They need a GPU and ski
 """
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 
-DEV = "cuda"
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import DEV, layouts, needs_cuda, np_of64  # noqa: E402
+
+pytestmark = needs_cuda
+
 rng = np.random.default_rng(0)
 A = -0.75  # Keys' cubic convolution kernel, as PyTorch's bicubic
 
@@ -73,20 +78,6 @@ def ref_resample(a, mode, size, align_corners=False, sfs=None):
     return r
 
 
-def layouts(a):
-    yield tp.tensor(a).to(DEV)
-    perm = (0,) + tuple(range(2, a.ndim)) + (1,)
-    yield tp.tensor(np.ascontiguousarray(a.transpose(perm))).to(DEV).permute(tuple(np.argsort(perm)))
-    big = np.zeros(a.shape[:-1] + (a.shape[-1] * 2,), a.dtype)
-    big[..., ::2] = a
-    yield tp.tensor(big).to(DEV)[..., ::2]
-
-
-def np_of(t):
-    t = t.cpu()
-    return (t.float() if t.dtype in (tp.bfloat16, tp.float16) else t).numpy().astype(np.float64)
-
-
 def shapes(nsp):
     return (2, 3) + (4, 5, 7)[3 - nsp :]
 
@@ -105,7 +96,7 @@ def test_nearest(mode, nsp, size):
     for x in layouts(a):
         got = tp.interpolate(x, size=osz, mode=mode)
         assert got.device.type == DEV and got.shape == want.shape and got.dtype == tp.float32
-        np.testing.assert_array_equal(np_of(got), want.astype(np.float32))
+        np.testing.assert_array_equal(np_of64(got), want.astype(np.float32))
 
 
 @pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
@@ -135,8 +126,8 @@ def test_weighted_modes(mode, align_corners, scale):
     for x in layouts(a):
         got = tp.interpolate(x, size=osz, mode=mode, align_corners=align_corners)
         assert got.shape == want.shape
-        np.testing.assert_allclose(np_of(got), want, rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(np_of(got), np_of(cpu), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(np_of64(got), want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(np_of64(got), np_of64(cpu), rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
@@ -144,7 +135,7 @@ def test_scale_factor_kept(mode):
     a = rng.standard_normal((1, 2, 5, 7)).astype(np.float32)
     got = tp.interpolate(tp.tensor(a).to(DEV), scale_factor=1.7, mode=mode)
     want = ref_resample(a, BASE[mode], [8, 11], sfs=[1.7, 1.7])
-    np.testing.assert_allclose(np_of(got), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np_of64(got), want, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("dtype, tol", [(tp.float64, 1e-12), (tp.float16, 4e-3), (tp.bfloat16, 3e-2)])
@@ -155,10 +146,10 @@ def test_dtypes(dtype, tol):
         got = tp.interpolate(x.to(DEV), size=[9, 4], mode=mode, **kw)
         assert got.dtype == dtype
         np.testing.assert_allclose(
-            np_of(got), ref_resample(np_of(x), BASE.get(mode, mode), [9, 4]), rtol=tol, atol=tol
+            np_of64(got), ref_resample(np_of64(x), BASE.get(mode, mode), [9, 4]), rtol=tol, atol=tol
         )
         np.testing.assert_allclose(
-            np_of(got), np_of(tp.interpolate(x, size=[9, 4], mode=mode, **kw)), rtol=tol, atol=tol
+            np_of64(got), np_of64(tp.interpolate(x, size=[9, 4], mode=mode, **kw)), rtol=tol, atol=tol
         )
 
 
@@ -166,19 +157,19 @@ def test_area_empty_batch_size_one_and_out():
     a = rng.standard_normal((2, 3, 7, 9)).astype(np.float32)
     got = tp.interpolate(tp.tensor(a).to(DEV), size=[3, 4], mode="area")
     np.testing.assert_allclose(
-        np_of(got), np_of(tp.interpolate(tp.tensor(a), size=[3, 4], mode="area")), rtol=1e-6
+        np_of64(got), np_of64(tp.interpolate(tp.tensor(a), size=[3, 4], mode="area")), rtol=1e-6
     )
     assert tp.interpolate(tp.zeros(0, 3, 4, 4).to(DEV), size=[8, 8], mode="bilinear").shape == (0, 3, 8, 8)
     one = tp.interpolate(
         tp.tensor(np.ascontiguousarray(a[:, :, :1, :1])).to(DEV), size=[3, 2], mode="bilinear"
     )
-    np.testing.assert_allclose(np_of(one), np.broadcast_to(a[:, :, :1, :1], (2, 3, 3, 2)), rtol=1e-6)
+    np.testing.assert_allclose(np_of64(one), np.broadcast_to(a[:, :, :1, :1], (2, 3, 3, 2)), rtol=1e-6)
     out = tp.empty(1).to(DEV)  # resized, as on the CPU
     tp.ops.call("upsample_bilinear2d.out", tp.tensor(a).to(DEV), [5, 5], True, out=out)
-    np.testing.assert_allclose(np_of(out), ref_resample(a, "linear", [5, 5], True), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np_of64(out), ref_resample(a, "linear", [5, 5], True), rtol=1e-5, atol=1e-5)
     out = tp.empty(2, 3, 14, 18, dtype=tp.float32).to(DEV)
     tp.ops.call("upsample_nearest2d.out", tp.tensor(a).to(DEV), [14, 18], out=out)
-    np.testing.assert_array_equal(np_of(out), ref_resample(a, "nearest", [14, 18]).astype(np.float32))
+    np.testing.assert_array_equal(np_of64(out), ref_resample(a, "nearest", [14, 18]).astype(np.float32))
 
 
 def test_errors_match_the_cpu():

@@ -9,19 +9,21 @@ convolution's weight gradient joins the groups with cat (both from the index/joi
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
 import tensorplay_tpx  # noqa: F401  (installs the engine)
 
-DEV = "cuda"
-pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "p10" / "tests"))  # find cuda_testing
+from cuda_testing import DEV, f64, needs_cuda  # noqa: E402
+
+pytestmark = needs_cuda
+
 rng = np.random.default_rng(0)
-
-
-def np_of(t):
-    return t.cpu().to(tp.float64).numpy()
 
 
 def grads_on(dev, fn, arrays, dtype=tp.float32):
@@ -32,7 +34,7 @@ def grads_on(dev, fn, arrays, dtype=tp.float32):
     y.backward(g)
     for x in xs:
         assert x.grad is not None and x.grad.device.type == dev
-    return [np_of(x.grad) for x in xs]
+    return [f64(x.grad) for x in xs]
 
 
 def check(fn, *arrays, tol=1e-4):

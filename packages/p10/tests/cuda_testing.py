@@ -1,0 +1,159 @@
+"""What the CUDA test files share (test_cuda_*.py here, in packages/tpx/tests and in tests/): the device under
+test and the skip marks, NumPy views of results, sample inputs, the GPU-vs-CPU-vs-reference checks, and the
+NVRTC helpers of the no-GPU kernel-name tests.
+
+The tests run with --import-mode=importlib, which leaves sys.path alone, so a test file puts this folder on
+sys.path before importing it (as test_opdb.py does for tests/opdb):
+
+    sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+    from cuda_testing import DEV, needs_cuda, np_of  # noqa: E402
+
+Note [dry run on the CPU]: TP_CUDA_TEST_DEVICE=cpu makes DEV "cpu". The files marked `needs_device` then run
+their whole logic (inputs, references, comparisons, error paths) with the CPU op standing in for the CUDA one,
+on a machine without a GPU: a cheap check of the tests themselves before GPU time is spent on them. The files
+marked `needs_cuda` test what only a GPU has (streams, graphs, CUDA-only errors, or they compare with "cuda"
+literally); they skip in a dry run, GPU or not.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tensorplay_p10 as tp
+from tensorplay_p10.cuda import _compiler
+
+DEV = os.environ.get("TP_CUDA_TEST_DEVICE", "cuda")  # see Note [dry run on the CPU]
+
+needs_device = pytest.mark.skipif(DEV == "cuda" and not tp.cuda.is_available(), reason="needs a CUDA device")
+needs_cuda = pytest.mark.skipif(DEV != "cuda" or not tp.cuda.is_available(), reason="needs a CUDA device")
+
+FLOATS = [tp.float16, tp.bfloat16, tp.float32, tp.float64]
+INTS = [tp.uint8, tp.int8, tp.int16, tp.int32, tp.int64]
+REAL = [tp.bool, *INTS, *FLOATS]
+
+
+# ---- NumPy views of results --------------------------------------------------------------------------------
+def np_of(t: tp.Tensor) -> np.ndarray:
+    """`t`'s values on the host in its own NumPy dtype (bfloat16, which NumPy lacks, widened to float32)."""
+    t = t.cpu()
+    return (t.float() if t.dtype is tp.bfloat16 else t).numpy()
+
+
+def np_of64(t: tp.Tensor) -> np.ndarray:
+    """np_of(t) as float64 (every float16/bfloat16 value is exact in float64)."""
+    return np_of(t).astype(np.float64)
+
+
+def f64(t: tp.Tensor) -> np.ndarray:
+    """`t` converted to float64 by TensorPlay, as a NumPy array of its own."""
+    return t.cpu().to(tp.float64).numpy().copy()  # a copy: a float64 CPU tensor's numpy() shares its memory
+
+
+# ---- sample inputs -----------------------------------------------------------------------------------------
+def normal(shape, dtype=tp.float32, seed=0, scale=1.0) -> tp.Tensor:
+    """`scale` x standard-normal values drawn in float32, converted to `dtype` (whatever it is)."""
+    rng = np.random.default_rng(seed)
+    return tp.from_numpy(np.asarray(scale * rng.standard_normal(shape), dtype=np.float32)).to(dtype)
+
+
+def sample(shape, dtype=tp.float32, seed=0, scale=1.0, *, lo=-50, hi=50, ulo=0) -> tp.Tensor:
+    """Values of `dtype`: bool half True; integers in [lo, hi) ([ulo, hi) for uint8); floats as normal()."""
+    rng = np.random.default_rng(seed)
+    if dtype is tp.bool:
+        return tp.from_numpy(rng.random(shape) < 0.5)
+    if dtype in INTS:
+        return tp.from_numpy(rng.integers(ulo if dtype is tp.uint8 else lo, hi, size=shape)).to(dtype)
+    return tp.from_numpy(np.asarray(scale * rng.standard_normal(shape), dtype=np.float32)).to(dtype)
+
+
+def small_ints(shape, dtype=tp.float32, seed=0, lo=-6, hi=7, ulo=0) -> tp.Tensor:
+    """Small integers in [lo, hi) ([ulo, hi) for uint8) as `dtype`; bool: whether each is positive."""
+    a = np.random.default_rng(seed).integers(ulo if dtype is tp.uint8 else lo, hi, size=shape)
+    return tp.from_numpy(a > 0) if dtype is tp.bool else tp.from_numpy(a).to(dtype)
+
+
+def layouts(a: np.ndarray):
+    """The same values on DEV contiguous, channels-last (permuted) and as a strided slice."""
+    yield tp.tensor(a).to(DEV)
+    perm = (0,) + tuple(range(2, a.ndim)) + (1,)
+    yield tp.tensor(np.ascontiguousarray(a.transpose(perm))).to(DEV).permute(tuple(np.argsort(perm)))
+    big = np.zeros(a.shape[:-1] + (a.shape[-1] * 2,), a.dtype)
+    big[..., ::2] = a
+    yield tp.tensor(big).to(DEV)[..., ::2]
+
+
+# ---- checks ------------------------------------------------------------------------------------------------
+def check(got: tp.Tensor, cpu: tp.Tensor, want: np.ndarray, tol: float) -> None:
+    """The result on DEV against the CPU op's (dtype, shape, values) and the float64 reference `want`:
+    exactly when `tol` is 0, else within rtol = atol = `tol` (NaN where both have NaN)."""
+    assert got.device.type == DEV and got.dtype is cpu.dtype and got.shape == cpu.shape
+    g = np_of64(got)
+    if tol == 0:
+        np.testing.assert_array_equal(g, np_of64(cpu))
+        np.testing.assert_array_equal(g, want)
+    else:
+        np.testing.assert_allclose(g, np_of64(cpu), rtol=tol, atol=tol, equal_nan=True)
+        np.testing.assert_allclose(g, want, rtol=tol, atol=tol, equal_nan=True)
+
+
+def close_to_cpu(got: tp.Tensor, cpu: tp.Tensor, want, tol: float = 0.0) -> None:
+    """The result on DEV against the CPU op's and `want` (reshaped to the result) in float64, within `tol`."""
+    assert got.device.type == DEV and got.dtype is cpu.dtype and tuple(got.shape) == tuple(cpu.shape)
+    np.testing.assert_allclose(f64(got), f64(cpu), rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        f64(got), np.asarray(want, dtype=np.float64).reshape(f64(cpu).shape), rtol=tol, atol=tol
+    )
+
+
+def same(got: tp.Tensor, cpu: tp.Tensor, want=None) -> None:
+    """The result on DEV equals the CPU op's exactly (dtype, shape, values) and, if given, `want`."""
+    assert got.device.type == DEV and got.dtype is cpu.dtype and tuple(got.shape) == tuple(cpu.shape)
+    np.testing.assert_array_equal(np_of(got), np_of(cpu))
+    if want is not None:
+        np.testing.assert_array_equal(np_of(got), np.asarray(want).astype(np_of(got).dtype))
+
+
+def equal(a: tp.Tensor, b: tp.Tensor) -> None:
+    """Same shape, dtype and values (NaN equal to NaN), whatever the devices."""
+    assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, b.shape, a.dtype, b.dtype)
+    np.testing.assert_array_equal(np_of(a), np_of(b))
+
+
+# ---- processes and NVRTC -----------------------------------------------------------------------------------
+def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter, `env` added to the environment (a driver-less or fresh state)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ, **env}
+    )
+
+
+def nvrtc_or_skip() -> None:
+    """Skip the calling test when NVRTC is not installed (it needs no GPU, only the pip wheel)."""
+    try:
+        _compiler.nvrtc()
+    except RuntimeError as e:
+        pytest.skip(f"NVRTC is not installed (pip install nvidia-cuda-nvrtc): {e}")
+
+
+def entries(ptx: str) -> set[str]:
+    """The kernel names (.entry) of a PTX text."""
+    return set(re.findall(r"\.entry\s+(\w+)\(", ptx))
+
+
+def ptx_of(module: str) -> str:
+    """cuda_kernels/<module> compiled by NVRTC for sm_80 (skips without NVRTC)."""
+    nvrtc_or_skip()
+    text = _compiler.compile_ptx(module, arch=80).decode(errors="replace")
+    assert ".target sm_80" in text
+    return text
+
+
+def kernel_entries(module: str) -> set[str]:
+    """The kernel names cuda_kernels/<module> defines, compiled for sm_80 (skips without NVRTC)."""
+    return entries(ptx_of(module))
