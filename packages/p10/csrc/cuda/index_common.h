@@ -18,13 +18,27 @@ enum class ScatterReduce : int { None = 0, Sum = 1, Prod = 2, Max = 3, Min = 4 }
 // Note [Device index checks], host side: `slots` (flag, value) pairs on the device, zeroed on the current
 // stream. The kernels record the first bad index of slot k at ptr(k); raise_if_set reads every slot back (one
 // synchronising copy) and throws the CPU's IndexError for the first slot that is set.
+//
+// Note [Single-slot raise_if_set]
+//   The one-slot overload used to forward as `raise_if_set(op, {dim}, {size})`. A braced list of one int64_t
+//   converts to `int64_t` by identity but to `std::vector<int64_t>` only through a constructor, so overload
+//   resolution picked the one-slot overload again: it called itself forever. With -O2/-O3 GCC turns that
+//   tail call into `jmp .`, so every op that checks one slot (gather, scatter*, index_select, index_add_,
+//   take, put_, check_index_range / wrap_negative on a GPU index, and the backward formulas built on them)
+//   launched its kernel and then spun at 100% CPU, never reaching the read-back. Infinite recursion without
+//   side effects is undefined behaviour, so other compilers or inlining contexts may do something else
+//   (skip the check, fall into the next function): that is why only some tests hung on the GPU runs. The
+//   vectors are built explicitly; test_cuda_host_paths.py runs these ops against a stand-in driver on the CPU.
 class IndexErrorFlag {
  public:
   IndexErrorFlag(int device, int slots = 1);
   void *ptr(int slot = 0) const;
   // IndexError "<op>(): index <v> is out of bounds for dimension <dims[k]> with size <sizes[k]>".
   void raise_if_set(const char *op, const std::vector<int64_t> &dims, const std::vector<int64_t> &sizes) const;
-  void raise_if_set(const char *op, int64_t dim, int64_t size) const { raise_if_set(op, {dim}, {size}); }
+  // One slot (Note [Single-slot raise_if_set]: the vectors are spelled out, never `{dim}`).
+  void raise_if_set(const char *op, int64_t dim, int64_t size) const {
+    raise_if_set(op, std::vector<int64_t>{dim}, std::vector<int64_t>{size});
+  }
   // Whether any slot is set (reads them back).
   bool any_set() const;
   // The recorded value of slot 0, if any (for errors other than IndexError).
