@@ -28,5 +28,12 @@ function(tensorplay_pillar_module package)
   nanobind_add_module(_C NB_DOMAIN ${package} NB_STATIC ${ARG_SOURCES})
   target_include_directories(_C PRIVATE "${TP_NATIVE_INCLUDE}" "${CMAKE_CURRENT_SOURCE_DIR}/csrc")
   target_compile_options(_C PRIVATE -Wall -Wno-unused-function ${ARG_OPTIONS})
+  # A function that can only call itself compiles to an endless loop (`jmp .`): an overload that forwarded to
+  # itself once hung every CUDA indexing op. -Wall warns (GCC 12+, Clang); make it fail the build.
+  include(CheckCXXCompilerFlag)
+  check_cxx_compiler_flag(-Werror=infinite-recursion TP_HAS_WERROR_INFINITE_RECURSION)
+  if(TP_HAS_WERROR_INFINITE_RECURSION)
+    target_compile_options(_C PRIVATE -Werror=infinite-recursion)
+  endif()
   install(TARGETS _C LIBRARY DESTINATION ${package})
 endfunction()
