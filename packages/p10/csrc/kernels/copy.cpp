@@ -72,6 +72,14 @@ static void copy_loop(const TensorIterator &it, ScalarType dst_t, ScalarType src
 }
 
 Tensor cast_to(const Tensor &t, ScalarType dtype) {
+  // A Composite (a kernel every backend shares) may hand a CUDA tensor to this CPU helper: the cast then goes
+  // through the dispatcher to that device's `to` instead of the host loop below (Note [No host reads of device
+  // memory] in core/tensor.cpp).
+  if (t.device().type == DeviceType::CUDA) {
+    Tensor out = call_op<Tensor>(TP_OP("to"), t, std::optional<ScalarType>(dtype), std::optional<Device>(), true);
+    out->is_wrapped_number = t->is_wrapped_number;
+    return out;
+  }
   Tensor out = empty_like_layout(t, dtype, t.device());
   out->is_wrapped_number = t->is_wrapped_number;
   if (t.device().is_meta() || t.numel() == 0) return out;
