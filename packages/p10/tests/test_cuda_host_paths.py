@@ -94,6 +94,12 @@ SCRIPT = textwrap.dedent(
         "put_": lambda: f.clone().put_(tp.tensor([0, 5]).to("cuda"), tp.ones(2).to("cuda")),
         "embedding": lambda: tp.embedding(f, tp.tensor([[1, 0]]).to("cuda")),
         "index.Tensor": lambda: f[tp.tensor([3, 3, -1]).to("cuda")],
+        # CPU numbers in elementwise ops (is_cpu_number / number_as / on_device in cuda/ops_common.h)
+        "add number (contiguous)": lambda: f * 2,
+        "add number (strided)": lambda: f.t() + 2,
+        "compare number (strided)": lambda: f.t() < 1.5,
+        "where number": lambda: tp.where(f > 0, f, 0.0),
+        "atan2 number": lambda: tp.atan2(f.t(), 2.0),
     }
     for name, step in steps.items():
         print("start", name, flush=True)
@@ -126,4 +132,4 @@ def test_index_checks_read_back_without_hanging(fake_driver):
         started = [line for line in out.splitlines() if line.startswith("start")]
         pytest.fail(f"hung in: {started[-1] if started else 'set-up'}\n{out}")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("done") == r.stdout.count("start") == 12, r.stdout
+    assert r.stdout.count("done") == r.stdout.count("start") == 17, r.stdout

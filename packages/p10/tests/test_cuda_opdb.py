@@ -8,7 +8,7 @@ gives the CPU's values, dtype and shape for every sample, keeps the same layout 
 
 Tolerances: the op's own per-dtype tolerance, doubled — the GPU sums in another order than the CPU, and both
 round once. An op whose CUDA kernel does not exist yet raises NotImplementedError naming CUDA; that case is
-skipped with the op's name (``test_cuda_coverage_report`` lists them all), so the file runs to the end on a
+skipped with the op's name (``pytest -rs`` lists them all), so the file runs to the end on a
 partly ported backend. They need a GPU and skip elsewhere ("needs a CUDA device").
 """
 
@@ -27,8 +27,6 @@ sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path
 from opdb import OpInfo, SampleInput, op_db, to_numpy  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
-
-_MISSING: dict[str, str] = {}  # op id -> the NotImplementedError it raised on CUDA
 
 
 def to_cuda(t: tp.Tensor) -> tp.Tensor:
@@ -61,13 +59,12 @@ def _on_cuda(sample: SampleInput) -> SampleInput:
 
 
 def _run_or_skip(op: OpInfo, fn):
-    """Run ``fn``; a missing CUDA kernel skips the test, naming the op (recorded for the coverage report)."""
+    """Run ``fn``; a missing CUDA kernel skips the test, naming the op (pytest -rs lists them)."""
     try:
         return fn()
     except NotImplementedError as e:
         if "CUDA" not in str(e):
             raise
-        _MISSING[op.id] = str(e).splitlines()[0]
         pytest.skip(f"no CUDA kernel yet: {e}")
 
 
@@ -187,14 +184,5 @@ def test_cuda_error_inputs_raise_as_on_cpu(op: OpInfo):
             _call(op, sample)
         if isinstance(info.value, NotImplementedError) and not issubclass(err.error, NotImplementedError):
             if "CUDA" in str(info.value):
-                _MISSING.setdefault(op.id, str(info.value).splitlines()[0])
                 pytest.skip(f"no CUDA kernel yet: {info.value}")
             raise info.value
-
-
-def test_cuda_coverage_report():
-    """Runs last in this file: prints the entries that met a missing CUDA kernel (information only)."""
-    if _MISSING:
-        print(f"\n{len(_MISSING)} op database entries without a CUDA kernel:")
-        for name, why in sorted(_MISSING.items()):
-            print(f"  {name}: {why}")

@@ -13,32 +13,6 @@
 
 namespace tp::p10::cuda {
 
-namespace {
-// A CPU 0-d tensor's value cast to T (as the CPU iterator casts its operands), in T's arithmetic type.
-template <typename T> opmath_t<T> number_as(const Tensor &t) {
-  T v{};
-  TP_DISPATCH_ALL(t.dtype(), "number", [&]<typename S>() {
-    if constexpr (!is_complex_dtype<S>) v = cast_value<T>(*t.data<S>());
-  });
-  return opmath_t<T>(v);
-}
-
-// An input in dtype ct on the device: cast when needed; a CPU number becomes a 0-d device tensor (stride-0
-// broadcast), filled without a host-to-device copy.
-Tensor on_device(const Tensor &t, ScalarType ct, Device device) {
-  if (!is_cpu_number(t)) return t.dtype() == ct ? t : contiguous_as(t, ct);
-  Tensor d = empty_tensor({}, ct, device);
-  Scalar v;
-  TP_DISPATCH_ALL(t.dtype(), "number", [&]<typename S>() {
-    if constexpr (!is_complex_dtype<S>) {
-      if (is_floating(ct)) v = Scalar(cast_value<double>(*t.data<S>()));
-      else v = Scalar(cast_value<int64_t>(*t.data<S>()));
-    }
-  });
-  return call_op<Tensor>(TP_OP("fill_"), d, v);
-}
-}  // namespace
-
 Target begin(const Form &f, const Tensor &meta, const std::vector<Tensor> &inputs) {
   std::vector<Tensor> all = inputs;
   all.push_back(f.out);

@@ -28,8 +28,6 @@ struct Form {
   bool inplace;
 };
 
-inline bool is_cpu_number(const Tensor &t) { return t.defined() && t.device().is_cpu() && t.dim() == 0; }
-
 template <typename X> X to_meta(const X &x) {
   if constexpr (std::is_same_v<X, Tensor> || std::is_same_v<X, std::optional<Tensor>>) return meta_like(x);
   else return x;

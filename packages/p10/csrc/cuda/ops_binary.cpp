@@ -14,7 +14,8 @@
 namespace tp::p10::cuda {
 
 namespace {
-// A CPU 0-d tensor, in a CUDA op, is a number (PyTorch allows it): its value in the op's arithmetic type.
+// A CPU number's value straight in the op's arithmetic type (float for the 16-bit floats, not rounded to them
+// first): the `scalar` kernels take it as PyTorch's opmath scalar.
 template <typename A> A scalar_value(const Tensor &t) {
   A v{};
   TP_DISPATCH_ALL(t.dtype(), "scalar", [&]<typename S>() {
@@ -22,8 +23,6 @@ template <typename A> A scalar_value(const Tensor &t) {
   });
   return v;
 }
-
-bool is_cpu_scalar(const Tensor &t) { return t.device().is_cpu() && t.dim() == 0; }
 
 struct BinarySpec {
   const char *op;      // "add_", for messages
@@ -62,10 +61,10 @@ Tensor binary(const BinarySpec &spec, const Tensor &a, const Tensor &b, const Sc
   if (out.numel() == 0) return out;
   // Compute in the common dtype; an out= of another dtype gets a cast copy at the end.
   Tensor res = out.dtype() == common ? out : empty_tensor(shape, common, device);
-  auto on_device = [&](const Tensor &t) {
-    return t.dtype() == common || is_cpu_scalar(t) ? t : contiguous_as(t, common);
+  auto as_common = [&](const Tensor &t) {
+    return t.dtype() == common || is_cpu_number(t) ? t : contiguous_as(t, common);
   };
-  Tensor x = on_device(a), y = on_device(b);
+  Tensor x = as_common(a), y = as_common(b);
   const Stream stream = stream_for(dev);
   const int64_t n = res.numel();
   TP_DISPATCH_REAL(common, spec.op, [&]<typename T>() {
@@ -74,8 +73,8 @@ Tensor binary(const BinarySpec &spec, const Tensor &a, const Tensor &b, const Sc
     if (std::string(spec.op).rfind("sub", 0) == 0) al = A(-al);
     const bool flat = res.is_contiguous();
     const Tensor *tensor = nullptr, *number = nullptr;
-    if (is_cpu_scalar(y) && !is_cpu_scalar(x)) { tensor = &x; number = &y; }
-    if (is_cpu_scalar(x) && !is_cpu_scalar(y)) { tensor = &y; number = &x; }
+    if (is_cpu_number(y) && !is_cpu_number(x)) { tensor = &x; number = &y; }
+    if (is_cpu_number(x) && !is_cpu_number(y)) { tensor = &y; number = &x; }
     if (tensor && flat && tensor->is_contiguous() && tensor->sizes() == shape) {
       launch(kernel(dev, "binary.cu", kname((std::string(spec.kernel) + "_scalar").c_str(), common)),
              elementwise_config(dev, n, 4), stream, n, res.data_ptr(), tensor->data_ptr(),
@@ -83,14 +82,7 @@ Tensor binary(const BinarySpec &spec, const Tensor &a, const Tensor &b, const Sc
       return;
     }
     // A number in a strided call, or both numbers: a 0-d device tensor (broadcast by stride 0).
-    auto device_side = [&](const Tensor &t) {
-      if (!is_cpu_scalar(t)) return t;
-      Tensor d = empty_tensor({}, common, device);
-      call_op<Tensor>(TP_OP("fill_"), d,
-                      is_floating(common) ? Scalar(scalar_value<double>(t)) : Scalar(scalar_value<int64_t>(t)));
-      return d;
-    };
-    Tensor xs = device_side(x), ys = device_side(y);
+    Tensor xs = on_device(x, common, device), ys = on_device(y, common, device);
     if (flat && xs.is_contiguous() && ys.is_contiguous() && xs.sizes() == shape && ys.sizes() == shape) {
       launch(kernel(dev, "binary.cu", kname((std::string(spec.kernel) + "_contig").c_str(), common)),
              elementwise_config(dev, n, 4), stream, n, res.data_ptr(), xs.data_ptr(), ys.data_ptr(), al);

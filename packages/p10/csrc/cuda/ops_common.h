@@ -8,6 +8,7 @@
 #include "cuda/geometry.h"
 #include "cuda/launch.h"
 #include "dispatch/kernel_box.h"
+#include "kernels/cast.h"
 
 namespace tp::p10::cuda {
 
@@ -20,6 +21,21 @@ inline Stream stream_for(int device) { return current_stream(device); }
 inline std::string kname(const char *base, ScalarType t) { return std::string(base) + "_" + scalar_type_name(t); }
 // Complex numbers have no CUDA kernels yet: NotImplementedError naming the op.
 void check_real(const char *op, ScalarType t);
+
+// CPU numbers in CUDA ops: a CPU 0-d tensor (a wrapped Python number, or a 0-d tensor PyTorch lets mix with
+// any device). Its value, cast to T as the CPU iterator casts its operands, in T's arithmetic type — for the
+// kernels' `scalar` forms, which take the number as an argument.
+inline bool is_cpu_number(const Tensor &t) { return t.defined() && t.device().is_cpu() && t.dim() == 0; }
+template <typename T> opmath_t<T> number_as(const Tensor &t) {
+  T v{};
+  TP_DISPATCH_ALL(t.dtype(), "number", [&]<typename S>() {
+    if constexpr (!is_complex_dtype<S>) v = cast_value<T>(*t.data<S>());
+  });
+  return opmath_t<T>(v);
+}
+// An operand in dtype `ct` on `device`: a CUDA tensor cast when needed; a CPU number becomes a 0-d device tensor
+// (broadcast by stride 0), filled without a host-to-device copy.
+Tensor on_device(const Tensor &t, ScalarType ct, Device device);
 
 // dst = src (same CUDA device; src broadcast to dst's shape; any layouts, any real dtypes).
 void device_copy(const Tensor &dst, const Tensor &src);

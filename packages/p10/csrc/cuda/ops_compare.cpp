@@ -19,32 +19,6 @@
 namespace tp::p10::cuda {
 
 namespace {
-bool is_cpu_scalar(const Tensor &t) { return t.device().is_cpu() && t.dim() == 0; }
-
-// The value of a CPU 0-d tensor cast to T (as the CPU iterator casts its operands), in T's arithmetic type.
-template <typename T> opmath_t<T> number_as(const Tensor &t) {
-  T v{};
-  TP_DISPATCH_ALL(t.dtype(), "number", [&]<typename S>() {
-    if constexpr (!is_complex_dtype<S>) v = cast_value<T>(*t.data<S>());
-  });
-  return opmath_t<T>(v);
-}
-
-// An operand in dtype `ct` on the device: CUDA tensors are cast when needed; a CPU number becomes a 0-d device
-// tensor (broadcast by stride 0), filled without a host-to-device copy.
-Tensor on_device(const Tensor &t, ScalarType ct, Device device) {
-  if (!is_cpu_scalar(t)) return t.dtype() == ct ? t : contiguous_as(t, ct);
-  Tensor d = empty_tensor({}, ct, device);
-  Scalar v;
-  TP_DISPATCH_ALL(t.dtype(), "number", [&]<typename S>() {
-    if constexpr (!is_complex_dtype<S>) {
-      if (is_floating(ct)) v = Scalar(cast_value<double>(*t.data<S>()));
-      else v = Scalar(cast_value<int64_t>(*t.data<S>()));
-    }
-  });
-  return call_op<Tensor>(TP_OP("fill_"), d, v);
-}
-
 // How a two-operand op was called: `op` for messages ("lt_", "pow.out"), `functional` its plain form.
 struct PairCall {
   const char *op;
@@ -69,8 +43,8 @@ Tensor pair(const PairCall &c, const Tensor &a, const Tensor &b) {
   if (out.numel() == 0) return out;
   const ScalarType rt = c.to_bool ? ScalarType::Bool : ct;
   Tensor res = out.dtype() == rt ? out : empty_tensor(out.sizes(), rt, device);
-  const Tensor x = is_cpu_scalar(a) ? a : on_device(a, ct, device);
-  const Tensor y = is_cpu_scalar(b) ? b : on_device(b, ct, device);
+  const Tensor x = is_cpu_number(a) ? a : on_device(a, ct, device);
+  const Tensor y = is_cpu_number(b) ? b : on_device(b, ct, device);
   const Stream stream = stream_for(dev);
   const int64_t n = res.numel();
   const std::string fn = c.kernel;
@@ -79,15 +53,15 @@ Tensor pair(const PairCall &c, const Tensor &a, const Tensor &b) {
   TP_DISPATCH_ALL(ct, c.op, [&]<typename T>() {
     if constexpr (!is_complex_dtype<T>) {
       const Tensor *tensor = nullptr, *number = nullptr;
-      if (is_cpu_scalar(y) && !is_cpu_scalar(x)) { tensor = &x; number = &y; }
-      if (is_cpu_scalar(x) && !is_cpu_scalar(y)) { tensor = &y; number = &x; }
+      if (is_cpu_number(y) && !is_cpu_number(x)) { tensor = &x; number = &y; }
+      if (is_cpu_number(x) && !is_cpu_number(y)) { tensor = &y; number = &x; }
       if (tensor && res.is_contiguous() && tensor->is_contiguous() && tensor->sizes() == res.sizes()) {
         launch(kernel(dev, "compare.cu", kname((fn + "_scalar").c_str(), ct)), packed, stream,
                n, res.data_ptr(), tensor->data_ptr(), number_as<T>(*number), int(number == &x));
         return;
       }
-      const Tensor xs = is_cpu_scalar(x) ? on_device(x, ct, device) : x;
-      const Tensor ys = is_cpu_scalar(y) ? on_device(y, ct, device) : y;
+      const Tensor xs = is_cpu_number(x) ? on_device(x, ct, device) : x;
+      const Tensor ys = is_cpu_number(y) ? on_device(y, ct, device) : y;
       if (res.is_contiguous() && xs.is_contiguous() && ys.is_contiguous() && xs.sizes() == res.sizes() &&
           ys.sizes() == res.sizes()) {
         launch(kernel(dev, "compare.cu", kname((fn + "_contig").c_str(), ct)), packed, stream,

@@ -150,6 +150,18 @@ static Tensor copy_(const Tensor &self, const Tensor &src, bool non_blocking) {
 // driver would have to wait for the stream, so the copy could not overlap anything (Note [Synchronous copies]).
 static Tensor pinned_empty_like(const Tensor &self, ScalarType dtype);
 
+Tensor on_device(const Tensor &t, ScalarType ct, Device device) {
+  if (!is_cpu_number(t)) return t.dtype() == ct ? t : contiguous_as(t, ct);
+  Scalar v;
+  TP_DISPATCH_ALL(t.dtype(), "number", [&]<typename S>() {
+    if constexpr (!is_complex_dtype<S>) {
+      if (is_floating(ct)) v = Scalar(cast_value<double>(*t.data<S>()));
+      else v = Scalar(cast_value<int64_t>(*t.data<S>()));
+    }
+  });
+  return call_op<Tensor>(TP_OP("fill_"), empty_tensor({}, ct, device), v);
+}
+
 static Tensor to_impl(const Tensor &self, std::optional<ScalarType> dtype, std::optional<Device> device, bool copy,
                       bool non_blocking) {
   ScalarType dt = dtype.value_or(self.dtype());
