@@ -22,7 +22,7 @@ def cases(lib):
     """name -> function of the input, in library ``lib``; both return (values, indices)."""
     return {
         "sort_1d": lambda x: lib.sort(x, stable=True),
-        "sort_rows": lambda x: lib.sort(x, -1, stable=True),
+        "sort_rows": lambda x: lib.sort(x, dim=-1, stable=True),
         "topk_50": lambda x: lib.topk(x, 50, -1),
     }
 

@@ -52,8 +52,9 @@ def _call(op: OpInfo, sample: SampleInput, **extra):
 
 
 def _on_cuda(sample: SampleInput) -> SampleInput:
-    """The sample with its tensors on the GPU; a factory (no tensor in the call) gets device="cuda"."""
-    if not sample.tensors():
+    """The sample with its tensors on the GPU; a factory (no tensor in the call, and not a list of tensors
+    that happens to be empty, as in ``cat([])``) gets device="cuda"."""
+    if not sample.tensors() and not isinstance(sample.input, list):
         return SampleInput(sample.input, sample.args, {**sample.kwargs, "device": "cuda"}, sample.name)
     return sample.map_tensors(to_cuda)
 

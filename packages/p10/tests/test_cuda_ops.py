@@ -309,6 +309,7 @@ def test_streams_and_events():
 def test_record_stream_keeps_memory_until_the_stream_is_done():
     s = tp.cuda.Stream()
     x = tp.ones(1 << 20, device="cuda")
+    s.wait_stream(tp.cuda.current_stream())  # x is filled on the default stream; s must see it done
     with tp.cuda.stream(s):
         y = x * 2
     x.record_stream(s)
