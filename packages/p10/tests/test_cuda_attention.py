@@ -161,10 +161,34 @@ def test_errors_match_the_cpu_op():
         sdpa(q, normal((1, 3, 4, 8)).to(DEV), q, enable_gqa=True)
     with pytest.raises(RuntimeError, match="device"):
         sdpa(q, q, q, tp.ones((4, 4), dtype=tp.bool))
-    with pytest.raises(NotImplementedError, match="dropout_p"):
-        sdpa(q, q, q, dropout_p=0.5)
     with pytest.raises(ValueError, match="dropout_p"):
         sdpa(q, q, q, dropout_p=1.5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_dropout_drops_probabilities_and_rescales(causal):
+    # with V = the identity (Ev = S) the output IS the dropped probability matrix: each entry is either 0 or
+    # P / (1 - p), with P from the float64 reference, and about a fraction p of them are 0
+    L = S = 48
+    q, k = normal((4, 2, L, 16), tp.float32, 50), normal((4, 2, S, 16), tp.float32, 51)
+    v = tp.eye(S).expand(4, 2, S, S).contiguous()
+    p = 0.3
+    tp.cuda.manual_seed(7)
+    got = sdpa(q.to(DEV), k.to(DEV), v.to(DEV), dropout_p=p, is_causal=causal)
+    tp.cuda.manual_seed(7)
+    again = sdpa(q.to(DEV), k.to(DEV), v.to(DEV), dropout_p=p, is_causal=causal)
+    assert got.device.type == DEV and got.shape == (4, 2, L, S)
+    np.testing.assert_array_equal(got.cpu().numpy(), again.cpu().numpy())  # the same seed, the same mask
+    want = ref_probs(np_of64(q), np_of64(k), is_causal=causal) / (1 - p)
+    g = np_of64(got)
+    kept = g != 0
+    np.testing.assert_allclose(g[kept], want[kept], rtol=1e-5, atol=1e-7)
+    live = want > 0  # causal: the masked-out entries are 0 with or without dropout
+    dropped = (~kept & live).sum() / live.sum()
+    assert abs(dropped - p) < 0.03, dropped
+    assert not np.any(kept & ~live)
+    out1 = sdpa(q.to(DEV), k.to(DEV), v.to(DEV), dropout_p=1.0)
+    assert not np.any(np_of64(out1))  # p = 1 drops everything
 
 
 # ---- backward ----------------------------------------------------------------------------------------------
@@ -189,7 +213,20 @@ def ref_backward(q, k, v, g, causal, scale):
 
 @pytest.mark.parametrize("dtype", [tp.float32, tp.bfloat16, tp.float16, tp.float64])
 @pytest.mark.parametrize("causal", [False, True])
-@pytest.mark.parametrize("L,S,E,Ev", [(1, 1, 16, 16), (65, 65, 64, 64), (33, 70, 32, 48), (70, 9, 128, 128)])
+# (150, 140, 16, 16), (40, 150, 8, 24) and (150, 40, 32, 20): float32's CUDA-core tiles (attention_simt.cu)
+# across more than one block of 128 rows and a partial tile of 32, with E != Ev and L != S both ways
+@pytest.mark.parametrize(
+    "L,S,E,Ev",
+    [
+        (1, 1, 16, 16),
+        (65, 65, 64, 64),
+        (33, 70, 32, 48),
+        (70, 9, 128, 128),
+        (150, 140, 16, 16),
+        (40, 150, 8, 24),
+        (150, 40, 32, 20),
+    ],
+)
 def test_backward_op(dtype, causal, L, S, E, Ev):
     q, k, v = (
         normal((2, 2, L, E), dtype, 30),

@@ -3,7 +3,9 @@
 csrc/cuda/ops_attention.cpp asks attention.cu for ``attn_fwd_<dtype>`` and, for float16/bfloat16 head dims up
 to 256, ``attn_fwd_mma_d<D>_<dtype>``; csrc/cuda/ops_attention_backward.cpp asks attention_backward.cu for
 ``attn_bwd_{delta,dkdv,dq}_<dtype>`` and, for 16-bit head dims up to 128,
-``attn_bwd_{dkdv,dq}_mma_d<D>_<dtype>``. A name that is missing would only fail on a GPU, at the first call.
+``attn_bwd_{dkdv,dq}_mma_d<D>_<dtype>``. For float32 both ask attention_simt.cu (Note [Attention on CUDA
+cores]) for ``attn_fwd_simt_d<D>_float32`` (D = 16/32/64) and ``attn_bwd_{dkdv,dq}_simt_d<D>_float32``
+(D = 16/32). A name that is missing would only fail on a GPU, at the first call.
 """
 
 import re
@@ -23,7 +25,9 @@ CSRC = Path(__file__).resolve().parents[1] / "csrc" / "cuda"
 
 @pytest.fixture(scope="module")
 def ptx() -> dict[str, set[str]]:
-    return {name: kernel_entries(name) for name in ("attention.cu", "attention_backward.cu")}
+    return {
+        name: kernel_entries(name) for name in ("attention.cu", "attention_backward.cu", "attention_simt.cu")
+    }
 
 
 def test_forward_kernels_exist(ptx):
@@ -43,13 +47,24 @@ def test_backward_kernels_exist(ptx):
     } <= bwd
 
 
+def test_simt_kernels_exist(ptx):
+    simt = ptx["attention_simt.cu"]
+    assert {f"attn_fwd_simt_d{d}_float32" for d in (16, 32, 64)} <= simt
+    assert {f"attn_bwd_{k}_simt_d{d}_float32" for k in ("dkdv", "dq") for d in (16, 32)} <= simt
+    # the largest head dims the host sends there are the ones compiled
+    header = (CSRC / "attention.h").read_text()
+    assert "kAttnSimtMaxFwd = 64, kAttnSimtMaxBwd = 32" in header
+
+
 def test_the_ops_request_only_these_names(ptx):
     # every kernel base name spelled in the two op files is one the checks above cover
     fwd_src = (CSRC / "ops_attention.cpp").read_text()
     bwd_src = (CSRC / "ops_attention_backward.cpp").read_text()
-    assert set(re.findall(r'"(attn_\w+)"', fwd_src)) == {"attn_fwd", "attn_fwd_mma_d"}
+    assert set(re.findall(r'"(attn_\w+)"', fwd_src)) == {"attn_fwd", "attn_fwd_mma_d", "attn_fwd_simt_d"}
     assert set(re.findall(r'"(attn_\w+)"', bwd_src)) == {"attn_bwd_delta", "attn_bwd_dkdv", "attn_bwd_dq"}
-    assert '"_mma_d"' in bwd_src and "width <= 128 ? 128 : 0" in bwd_src  # mma backward: D up to 128
+    assert (
+        '"_simt_d"' in bwd_src and '"_mma_d"' in bwd_src and "width <= 128 ? 128 : 0" in bwd_src
+    )  # mma backward: D up to 128
     # the mma head dims the host picks from are the ones compiled
     assert "{16, 32, 64, 128, 256}" in fwd_src
 

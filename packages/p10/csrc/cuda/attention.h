@@ -27,8 +27,14 @@ struct AttnParams {
 static_assert(sizeof(AttnParams) == 6 * 8 + 10 * 8 + 5 * kAttnMaxDims * 8 + 8 + 6 * 4,
               "AttnParams must match attention_common.cuh");
 
+// The float32 kernels of attention_simt.cu (Note [Attention on CUDA cores]): a thread per row, blocks of
+// kAttnSimtRows rows (kThreads there), head dims rounded up to 16/32/64 in the forward, 16/32 in the backward.
+constexpr int64_t kAttnSimtRows = 128;
+constexpr int kAttnSimtMaxFwd = 64, kAttnSimtMaxBwd = 32;
+
 // Run the forward kernel that fits `p` (dtype `dt`) on device `dev`'s current stream: tensor cores for
-// float16/bfloat16 with head dims up to 256 on compute capability 8.0+, the warp-per-row kernel otherwise.
+// float16/bfloat16 with head dims up to 256 on compute capability 8.0+, the CUDA-core tiles for float32 with head
+// dims up to 64, the warp-per-row kernel otherwise.
 void attention_forward_launch(const AttnParams &p, ScalarType dt, int dev);
 
 }  // namespace tp::p10::cuda

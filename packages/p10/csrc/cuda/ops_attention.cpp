@@ -6,7 +6,7 @@
 // the operands to the kernels without copying them: the broadcast batch shape with each operand's strides
 // (0 where it broadcasts), GQA as a divisor of the head index, and the mask read in place (a float mask of
 // another dtype is cast once, at its own size). Only an operand whose last dim is not contiguous is copied.
-// dropout_p > 0 has no CUDA kernel yet (the CPU op runs PyTorch's math path with the CPU generator).
+// dropout_p > 0 takes the CPU op's math path (kernels/attention.h), whose ops run on the GPU.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -14,6 +14,7 @@
 #include "cuda/attention.h"
 #include "cuda/ops_common.h"
 #include "cuda/ops_meta.h"
+#include "kernels/attention.h"
 
 namespace tp::p10::cuda {
 
@@ -55,6 +56,14 @@ int mma_head_dim(int64_t width) {
 void attention_forward_launch(const AttnParams &p, ScalarType dt, int dev) {
   const bool half = dt == ScalarType::Float16 || dt == ScalarType::BFloat16;
   const int D = mma_head_dim(std::max(p.E, p.Ev));
+  if (dt == ScalarType::Float32 && D > 0 && D <= kAttnSimtMaxFwd) {  // Note [Attention on CUDA cores]
+    const int64_t grid = p.nb * ((p.L + kAttnSimtRows - 1) / kAttnSimtRows);
+    TP_CHECK(grid <= INT_MAX, NotImplemented, kOp, ": ", p.nb, " batch elements of ", p.L,
+             " queries need more CUDA blocks than one launch takes");
+    launch(kernel(dev, "attention_simt.cu", "attn_fwd_simt_d" + std::to_string(D) + "_float32"),
+           LaunchConfig{unsigned(grid), unsigned(kAttnSimtRows), 0}, stream_for(dev), p);
+    return;
+  }
   const bool mma = half && D > 0 && properties(dev).major >= 8;  // mma.sync m16n8k16 needs sm_80
   const int64_t rows_per_block = mma ? 64 : 4;                       // attention.cu: BM, kRowsPerBlock
   const int64_t grid = p.nb * ((p.L + rows_per_block - 1) / rows_per_block);
@@ -85,14 +94,14 @@ static Tensor scaled_dot_product_attention(const Tensor &query, const Tensor &ke
     call_op<Tensor>(TP_OP("fill_"), out, Scalar(0.0));
     return out;
   }
-  TP_CHECK(dropout_p == 0, NotImplemented, kOp, ": dropout_p > 0 (got ", dropout_p,
-           ") has no CUDA kernel yet; use dropout_p=0 on CUDA, or run on the CPU");
-
   // GQA groups (the meta call checked divisibility) and the broadcast batch shape (the result's)
   auto group = [&](const Tensor &t) {
     return (enable_gqa && query.dim() >= 3 && t.dim() >= 3 && t.size(-3) != query.size(-3))
                ? query.size(-3) / t.size(-3) : int64_t(1);
   };
+  if (dropout_p > 0)  // the CPU op's math path, every step a CUDA op (Note [Attention dropout])
+    return attention_with_dropout(query, key, value, attn_mask, dropout_p, is_causal,
+                                  scale ? *scale : 1.0 / std::sqrt(double(E)), group(key), group(value));
   const Tensor q = rows_contiguous(query), k = rows_contiguous(key), v = rows_contiguous(value);
   const Shape bs(m.sizes().begin(), m.sizes().end() - 2);
   std::vector<int64_t> keep;  // the batch dims of size > 1; the heads stay last when GQA needs them

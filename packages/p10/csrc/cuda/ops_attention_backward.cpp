@@ -6,7 +6,8 @@
 // tensors, checks the shapes (in float32 for 16-bit inputs: the CPU kernel takes float32/float64 only, this
 // one also float16/bfloat16, accumulating in float32). The forward is rerun here (attention.cu) for its
 // output O and each row's log-sum-exp; then delta = rowsum(dO * O), dK/dV by key rows and dQ by query rows:
-// on tensor cores for float16/bfloat16 with head dims up to 128, the warp-per-row kernels otherwise.
+// on tensor cores for float16/bfloat16 with head dims up to 128, on CUDA-core tiles for float32 with head dims
+// up to 32 (attention_simt.cu), the warp-per-row kernels otherwise.
 #include <algorithm>
 #include <climits>
 #include <tuple>
@@ -91,6 +92,18 @@ static std::tuple<Tensor, Tensor, Tensor> scaled_dot_product_attention_backward(
            LaunchConfig{grid_of(nb * ((L + 63) / 64)), 128, 0}, stream, L, S, E, Ev, scale, int(causal),
            int(p.vec), q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), lse.data_ptr(), delta.data_ptr(),
            dq.data_ptr());
+    return {dq, dk, dv};
+  }
+  if (dt == ScalarType::Float32 && D > 0 && D <= kAttnSimtMaxBwd) {  // Note [Attention on CUDA cores]
+    const std::string suffix = "_simt_d" + std::to_string(D) + "_float32";
+    launch(kernel(dev, "attention_simt.cu", "attn_bwd_dkdv" + suffix),
+           LaunchConfig{grid_of(nb * ((S + kAttnSimtRows - 1) / kAttnSimtRows)), unsigned(kAttnSimtRows), 0},
+           stream, L, S, E, Ev, scale, int(causal), q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(),
+           lse.data_ptr(), delta.data_ptr(), dk.data_ptr(), dv.data_ptr());
+    launch(kernel(dev, "attention_simt.cu", "attn_bwd_dq" + suffix),
+           LaunchConfig{grid_of(nb * ((L + kAttnSimtRows - 1) / kAttnSimtRows)), unsigned(kAttnSimtRows), 0},
+           stream, L, S, E, Ev, scale, int(causal), q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(),
+           lse.data_ptr(), delta.data_ptr(), dq.data_ptr());
     return {dq, dk, dv};
   }
   launch(kernel(dev, "attention_backward.cu", kname("attn_bwd_dkdv", dt)),

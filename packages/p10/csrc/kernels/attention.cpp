@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dispatch/kernel_box.h"
+#include "kernels/attention.h"
 #include "kernels/binary_common.h"
 #include "kernels/blas.h"
 #include "loop/simd.h"
@@ -289,8 +290,8 @@ static Shape batch_shape(const Tensor &t, int64_t group) {
 //   tensor's order; 16-bit inputs in float32), then @ V. We make the same calls, so the op consumes the
 //   generator as PyTorch's does. This path materialises the scores; there is no other way to draw the mask
 //   PyTorch draws.
-static Tensor attention_with_dropout(Tensor q, Tensor k, Tensor v, const std::optional<Tensor> &mask,
-                                     double dropout_p, bool causal, double scale, int64_t kg, int64_t vg) {
+Tensor attention_with_dropout(Tensor q, Tensor k, Tensor v, const std::optional<Tensor> &mask, double dropout_p,
+                              bool causal, double scale, int64_t kg, int64_t vg) {
   const ScalarType dt = q.dtype();
   if (dt == ScalarType::Float16 || dt == ScalarType::BFloat16)
     q = cast_to(q, ScalarType::Float32), k = cast_to(k, ScalarType::Float32), v = cast_to(v, ScalarType::Float32);
