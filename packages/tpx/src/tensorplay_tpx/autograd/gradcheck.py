@@ -3,6 +3,7 @@
 Where it sits: a testing tool on top of the public API (``grad``). Inputs should be float64 tensors: the
 central difference (f(x + eps) - f(x - eps)) / 2 eps has an error of about eps^2 + machine-eps / eps.
 complex128 inputs and outputs are checked through their real and imaginary parts (Note [Complex gradcheck]).
+Inputs may live on any device (CUDA included): both Jacobians are built on the inputs' device.
 
     >>> import tensorplay as tp
     >>> x = tp.randn(3, dtype=tp.float64, requires_grad=True)
@@ -82,7 +83,10 @@ def _numerical_jacobian(
             _set(x, idx, orig)
             for j, (p, m) in enumerate(zip(plus, minus, strict=False)):
                 cols[j].append((p - m) / (2 * eps))
-    return [tp.stack(c) if c else tp.zeros(0, n, dtype=tp.float64) for c, n in zip(cols, n_out, strict=False)]
+    return [
+        tp.stack(c) if c else tp.zeros(0, n, dtype=tp.float64, device=x.device)
+        for c, n in zip(cols, n_out, strict=False)
+    ]
 
 
 def _set(x: Tensor, idx: tuple, value: complex) -> None:
@@ -124,11 +128,13 @@ def _analytical_jacobian(outputs: list[Tensor], inputs: tuple, diff_idx: list[in
                 for i, g in zip(diff_idx, gs, strict=False):
                     x = inputs[i]
                     n = x.numel() * _components(x)
-                    rows[i].append(tp.zeros(n, dtype=tp.float64) if g is None else _realified(g))
+                    rows[i].append(
+                        tp.zeros(n, dtype=tp.float64, device=x.device) if g is None else _realified(g)
+                    )
         for i in diff_idx:
             r = rows[i]
             n = inputs[i].numel() * _components(inputs[i])
-            jac[(j, i)] = tp.stack(r, 1) if r else tp.zeros(n, 0, dtype=tp.float64)
+            jac[(j, i)] = tp.stack(r, 1) if r else tp.zeros(n, 0, dtype=tp.float64, device=inputs[i].device)
     return jac
 
 
@@ -174,10 +180,10 @@ def gradcheck(
 def _random_like(o: Tensor, gen: Any) -> Tensor:
     """Standard normal values of o's shape and dtype (complex: independent real and imaginary parts)."""
     if not o.is_complex():
-        return tp.randn(o.shape, dtype=o.dtype, generator=gen)
+        return tp.randn(o.shape, dtype=o.dtype, generator=gen).to(o.device)
     re = tp.randn(o.shape, dtype=tp.float64, generator=gen)
     im = tp.randn(o.shape, dtype=tp.float64, generator=gen)
-    return (re + im * 1j).to(o.dtype)
+    return (re + im * 1j).to(o.dtype).to(o.device)
 
 
 def gradgradcheck(
