@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 2
+#define TP_ABI_MINOR 3
 #define TP_ABI_CAPSULE_NAME "tensorplay_p10._C._tp_abi"
 
 /* Opaque handles. A TP_Tensor is P10's TensorImpl; a TP_Op is a registered operator. */
@@ -190,6 +190,16 @@ typedef struct TP_Api {
   int (*tensor_is_inference)(const TP_Tensor *t);
   int (*tls_inference_mode)(void);
   void (*tls_set_inference_mode)(int on);
+
+  /* ---- CUDA (minor 3) ---- */
+  /* Launch the kernel `kernel` (an extern "C" __global__ name) of the CUDA C++ file `module` -- an absolute
+   * path to the caller's own .cu source -- on device `device`'s current stream; `args` holds one pointer per
+   * kernel parameter, as for cuLaunchKernel. P10 compiles the file with NVRTC for the device on first use
+   * and caches the binary like its own kernels (its kernel directory is on the include path, so the source
+   * may #include "common.cuh"). 0 ok; non-zero + error when there is no driver, the source does not compile,
+   * the kernel does not exist, or the launch fails. */
+  int (*cuda_launch)(const char *module, const char *kernel, int device, const uint32_t grid[3],
+                     const uint32_t block[3], uint32_t shared_bytes, void **args);
 } TP_Api;
 
 /* Import P10's table. Returns NULL with a Python ImportError set when p10 is missing or too old.

@@ -1,14 +1,19 @@
 // fused_optim.cpp — multi-tensor SGD and Adam/AdamW steps: one native call updates a whole param group.
 //
 // Where it sits: NN's native module (module.cpp) defines two ops through P10's C ABI (tp_abi.h) and registers
-// the CPU kernels below; tensorplay_nn/optim/_fused.py calls them when an optimizer is built with
-// `foreach=True` or `fused=True`. The reference they are tested against is each optimizer's for-loop path
+// the CPU kernels below and CUDA kernels that launch tensorplay_nn/cuda_kernels/fused_optim.cu through the
+// ABI's `cuda_launch` (P10 compiles it with NVRTC); tensorplay_nn/optim/_fused.py calls them when an optimizer
+// is built with `foreach=True` or `fused=True`. The reference they are tested against is each optimizer's for-loop path
 // (sgd.py `_sgd_single`, adam.py `_adam_single`): the element loops here perform the same arithmetic in the
 // same order and precision (scalars cast to the tensor's dtype as PyTorch's tensor-scalar ops do), so the
 // result agrees to float rounding while reading and writing each element once instead of once per op.
 //
-// Scope: float32/float64, contiguous, CPU tensors whose dtype matches the parameter's; the Python side checks
-// that first and keeps the for-loop path for anything else, but the kernels check again and raise clear errors.
+// Scope: float32/float64, contiguous tensors of one device (CPU, or one GPU) whose dtype matches the
+// parameter's; the step counters are CPU float32 scalars (the bias corrections are computed on the host, as
+// the for-loop computes them from `step.item()`). The Python side checks that first and keeps the for-loop path
+// for anything else, but the kernels check again and raise clear errors. On CUDA each parameter is one launch
+// of an elementwise kernel doing the same arithmetic as the CPU loop (in the same order; float rounding of
+// fused multiply-adds aside).
 #include <tensorplay/tp_abi.h>
 
 #include <cmath>
@@ -41,19 +46,31 @@ bool contiguous(const TP_Tensor *t) {
   return true;
 }
 
-// The tensors of list argument `arg`, checked to match `params` one for one (same count, numel, dtype).
+// The kernel dir of NN's .cu files (set from Python at import: module.cpp's _set_cuda_kernel_dir).
+std::string g_cuda_kernel_dir;
+
+std::string device_name(int type, int index) {
+  return type == TP_DEVICE_CUDA ? "cuda:" + std::to_string(index) : type == TP_DEVICE_CPU ? "cpu" : "meta";
+}
+
+// The tensors of list argument `arg`, checked to match `params` one for one (same count, numel, dtype, device)
+// and to live on `device_type` (the dispatch key that chose this kernel).
 std::vector<TP_Tensor *> tensor_list(const char *op, const TP_Value &v, const char *arg,
-                                     const std::vector<TP_Tensor *> *params) {
+                                     const std::vector<TP_Tensor *> *params, int device_type) {
   if (v.tag != TP_VALUE_TENSOR_LIST) throw KernelError{TP_ERR_TYPE, std::string(op) + ": '" + arg + "' must be a list of tensors"};
   std::vector<TP_Tensor *> out(v.v.tensors.data, v.v.tensors.data + v.v.tensors.len);
   if (params && out.size() != params->size())
     throw KernelError{TP_ERR_VALUE, std::string(op) + ": '" + arg + "' has " + std::to_string(out.size()) +
                                         " tensors but 'params' has " + std::to_string(params->size())};
+  const int index = out.empty() ? 0 : api->tensor_device_index(params && !params->empty() ? (*params)[0] : out[0]);
   for (size_t i = 0; i < out.size(); ++i) {
     const TP_Tensor *t = out[i];
     const std::string where = std::string(op) + ": " + arg + "[" + std::to_string(i) + "]";
     if (!t) throw KernelError{TP_ERR_VALUE, where + " is None"};
-    if (api->tensor_device_type(t) != TP_DEVICE_CPU) throw KernelError{TP_ERR_NOT_IMPLEMENTED, where + " must be a CPU tensor"};
+    const int type = api->tensor_device_type(t);
+    if (type != device_type || (type == TP_DEVICE_CUDA && api->tensor_device_index(t) != index))
+      throw KernelError{TP_ERR_RUNTIME, where + " is on " + device_name(type, api->tensor_device_index(t)) +
+                                            ", expected " + device_name(device_type, index) + " like the others"};
     const int dtype = api->tensor_dtype(t);
     if (dtype != TP_FLOAT32 && dtype != TP_FLOAT64)
       throw KernelError{TP_ERR_TYPE, where + " must be float32 or float64, got dtype code " + std::to_string(dtype)};
@@ -67,6 +84,20 @@ std::vector<TP_Tensor *> tensor_list(const char *op, const TP_Value &v, const ch
     }
   }
   return out;
+}
+
+// Launch `name` (suffixed with the dtype) of fused_optim.cu over n elements on params' device: a grid-stride
+// loop of 256-thread blocks, at most 1024 blocks (enough to fill any GPU a few times over).
+void launch_elementwise(const char *op, const TP_Tensor *param, const std::string &name, int64_t n, void **args) {
+  if (n == 0) return;
+  if (g_cuda_kernel_dir.empty())
+    throw KernelError{TP_ERR_RUNTIME, std::string(op) + ": NN's CUDA kernel directory is not set (import tensorplay_nn)"};
+  const std::string module = g_cuda_kernel_dir + "/fused_optim.cu";
+  const std::string kernel = name + (api->tensor_dtype(param) == TP_FLOAT32 ? "_float32" : "_float64");
+  const int64_t blocks = (n + 255) / 256;
+  const uint32_t grid[3] = {uint32_t(blocks < 1024 ? blocks : 1024), 1, 1}, block[3] = {256, 1, 1};
+  if (api->cuda_launch(module.c_str(), kernel.c_str(), api->tensor_device_index(param), grid, block, 0, args) != 0)
+    throw KernelError{api->error_kind(), std::string(op) + ": " + api->error_message()};
 }
 
 double number(const TP_Value &v) { return v.tag == TP_VALUE_DOUBLE ? v.v.d : static_cast<double>(v.v.i); }
@@ -121,31 +152,46 @@ void sgd_loop(T *p, const T *grad, T *buf, bool first, int64_t n, const SgdArgs 
   }
 }
 
-int fused_sgd_cpu(void *, const TP_Op *, const TP_Value *args, int64_t num_args, TP_Value *, int64_t) noexcept {
+// One call of the op on `device_type` (CPU or CUDA): parse, check, then update each parameter.
+int fused_sgd(const TP_Value *args, int64_t num_args, int device_type) noexcept {
   return guarded(kSgdName, [&] {
     if (num_args != 10) throw KernelError{TP_ERR_RUNTIME, std::string(kSgdName) + ": expected 10 arguments"};
-    const auto params = tensor_list(kSgdName, args[0], "params", nullptr);
-    const auto grads = tensor_list(kSgdName, args[1], "grads", &params);
+    const auto params = tensor_list(kSgdName, args[0], "params", nullptr, device_type);
+    const auto grads = tensor_list(kSgdName, args[1], "grads", &params, device_type);
     const SgdArgs a{number(args[4]), number(args[5]), number(args[6]), number(args[7]), args[8].v.i != 0,
                     args[9].v.i != 0};
     std::vector<TP_Tensor *> bufs;
-    if (a.momentum != 0) bufs = tensor_list(kSgdName, args[2], "momentum_buffers", &params);
+    if (a.momentum != 0) bufs = tensor_list(kSgdName, args[2], "momentum_buffers", &params, device_type);
     if (args[3].tag != TP_VALUE_INT_LIST || (a.momentum != 0 && args[3].v.ints.len != (int64_t)params.size()))
       throw KernelError{TP_ERR_VALUE, std::string(kSgdName) + ": 'is_first' needs one entry per parameter"};
     for (size_t i = 0; i < params.size(); ++i) {
-      const int64_t n = api->tensor_numel(params[i]);
-      const bool first = a.momentum != 0 && args[3].v.ints.data[i] != 0;
+      int64_t n = api->tensor_numel(params[i]);
+      int first = a.momentum != 0 && args[3].v.ints.data[i] != 0;
       void *p = api->tensor_data_ptr(params[i]);
-      const void *g = api->tensor_data_ptr(grads[i]);
+      void *g = api->tensor_data_ptr(grads[i]);
       void *b = bufs.empty() ? nullptr : api->tensor_data_ptr(bufs[i]);
-      if (api->tensor_dtype(params[i]) == TP_FLOAT32)
+      if (device_type == TP_DEVICE_CUDA) {
+        // fused_optim.cu's sgd_step: the CPU loop's scalars, already combined in double, cast there to T
+        double wd = a.weight_decay, mom = a.momentum, damp = 1 - a.dampening, neg_lr = -a.lr;
+        int flags = (a.maximize ? 1 : 0) | (a.nesterov ? 2 : 0) | (a.weight_decay != 0 ? 4 : 0);
+        void *kargs[] = {&n, &p, &g, &b, &first, &wd, &mom, &damp, &neg_lr, &flags};
+        launch_elementwise(kSgdName, params[i], "sgd_step", n, kargs);
+      } else if (api->tensor_dtype(params[i]) == TP_FLOAT32) {
         sgd_loop(static_cast<float *>(p), static_cast<const float *>(g), static_cast<float *>(b), first, n, a);
-      else
+      } else {
         sgd_loop(static_cast<double *>(p), static_cast<const double *>(g), static_cast<double *>(b), first, n, a);
+      }
       api->tensor_bump_version(params[i]);
       if (!bufs.empty()) api->tensor_bump_version(bufs[i]);
     }
   });
+}
+
+int fused_sgd_cpu(void *, const TP_Op *, const TP_Value *args, int64_t num_args, TP_Value *, int64_t) noexcept {
+  return fused_sgd(args, num_args, TP_DEVICE_CPU);
+}
+int fused_sgd_cuda(void *, const TP_Op *, const TP_Value *args, int64_t num_args, TP_Value *, int64_t) noexcept {
+  return fused_sgd(args, num_args, TP_DEVICE_CUDA);
 }
 
 // ---- Adam / AdamW ----
@@ -188,18 +234,18 @@ void adam_loop(T *p, const T *grad, T *m, T *v, T *vmax, int64_t n, const AdamAr
   }
 }
 
-int fused_adam_cpu(void *, const TP_Op *, const TP_Value *args, int64_t num_args, TP_Value *, int64_t) noexcept {
+int fused_adam(const TP_Value *args, int64_t num_args, int device_type) noexcept {
   return guarded(kAdamName, [&] {
     if (num_args != 14) throw KernelError{TP_ERR_RUNTIME, std::string(kAdamName) + ": expected 14 arguments"};
-    const auto params = tensor_list(kAdamName, args[0], "params", nullptr);
-    const auto grads = tensor_list(kAdamName, args[1], "grads", &params);
-    const auto exp_avgs = tensor_list(kAdamName, args[2], "exp_avgs", &params);
-    const auto exp_avg_sqs = tensor_list(kAdamName, args[3], "exp_avg_sqs", &params);
+    const auto params = tensor_list(kAdamName, args[0], "params", nullptr, device_type);
+    const auto grads = tensor_list(kAdamName, args[1], "grads", &params, device_type);
+    const auto exp_avgs = tensor_list(kAdamName, args[2], "exp_avgs", &params, device_type);
+    const auto exp_avg_sqs = tensor_list(kAdamName, args[3], "exp_avg_sqs", &params, device_type);
     const AdamArgs a{number(args[6]),   number(args[7]),   number(args[8]),   number(args[9]),
                      number(args[10]),  args[11].v.i != 0, args[12].v.i != 0, args[13].v.i != 0};
     std::vector<TP_Tensor *> max_sqs;
-    if (a.amsgrad) max_sqs = tensor_list(kAdamName, args[4], "max_exp_avg_sqs", &params);
-    const auto steps = tensor_list(kAdamName, args[5], "state_steps", nullptr);
+    if (a.amsgrad) max_sqs = tensor_list(kAdamName, args[4], "max_exp_avg_sqs", &params, device_type);
+    const auto steps = tensor_list(kAdamName, args[5], "state_steps", nullptr, TP_DEVICE_CPU);
     if (steps.size() != params.size())
       throw KernelError{TP_ERR_VALUE, std::string(kAdamName) + ": 'state_steps' needs one tensor per parameter"};
     for (size_t i = 0; i < steps.size(); ++i)
@@ -207,28 +253,32 @@ int fused_adam_cpu(void *, const TP_Op *, const TP_Value *args, int64_t num_args
         throw KernelError{TP_ERR_TYPE, std::string(kAdamName) + ": state_steps[" + std::to_string(i) +
                                            "] must be a one-element float32 tensor"};
     for (size_t i = 0; i < params.size(); ++i) {
-      // The step counter is a float32 tensor (PyTorch's format); the bias corrections are computed in double
-      // from its value, as the Python path computes them from `step_t.item()`.
+      // The step counter is a float32 CPU tensor (PyTorch's format); the bias corrections are computed in
+      // double from its value, as the Python path computes them from `step_t.item()`.
       float *step_t = static_cast<float *>(api->tensor_data_ptr(steps[i]));
       *step_t += 1.0f;
       api->tensor_bump_version(steps[i]);
       const double step = *step_t;
-      const double step_size = a.lr / (1 - std::pow(a.beta1, step));
-      const double bc2_sqrt = std::sqrt(1 - std::pow(a.beta2, step));
-      const int64_t n = api->tensor_numel(params[i]);
+      double step_size = a.lr / (1 - std::pow(a.beta1, step));
+      double bc2_sqrt = std::sqrt(1 - std::pow(a.beta2, step));
+      int64_t n = api->tensor_numel(params[i]);
+      void *p = api->tensor_data_ptr(params[i]), *g = api->tensor_data_ptr(grads[i]);
+      void *m = api->tensor_data_ptr(exp_avgs[i]), *v = api->tensor_data_ptr(exp_avg_sqs[i]);
       void *vmax = max_sqs.empty() ? nullptr : api->tensor_data_ptr(max_sqs[i]);
-      if (api->tensor_dtype(params[i]) == TP_FLOAT32)
-        adam_loop(static_cast<float *>(api->tensor_data_ptr(params[i])),
-                  static_cast<const float *>(api->tensor_data_ptr(grads[i])),
-                  static_cast<float *>(api->tensor_data_ptr(exp_avgs[i])),
-                  static_cast<float *>(api->tensor_data_ptr(exp_avg_sqs[i])), static_cast<float *>(vmax), n, a,
-                  step_size, bc2_sqrt);
-      else
-        adam_loop(static_cast<double *>(api->tensor_data_ptr(params[i])),
-                  static_cast<const double *>(api->tensor_data_ptr(grads[i])),
-                  static_cast<double *>(api->tensor_data_ptr(exp_avgs[i])),
-                  static_cast<double *>(api->tensor_data_ptr(exp_avg_sqs[i])), static_cast<double *>(vmax), n, a,
-                  step_size, bc2_sqrt);
+      if (device_type == TP_DEVICE_CUDA) {
+        // fused_optim.cu's adam_step: adam_loop's scalars, combined in double, cast there to T
+        double decay = 1 - a.lr * a.weight_decay, wd = a.weight_decay, w1 = 1 - a.beta1, b2 = a.beta2,
+               w2 = 1 - a.beta2, eps = a.eps, neg_step = -step_size;
+        int flags = (a.maximize ? 1 : 0) | (a.decoupled ? 2 : 0) | (a.weight_decay != 0 ? 4 : 0);
+        void *kargs[] = {&n, &p, &g, &m, &v, &vmax, &decay, &wd, &w1, &b2, &w2, &bc2_sqrt, &eps, &neg_step, &flags};
+        launch_elementwise(kAdamName, params[i], "adam_step", n, kargs);
+      } else if (api->tensor_dtype(params[i]) == TP_FLOAT32) {
+        adam_loop(static_cast<float *>(p), static_cast<const float *>(g), static_cast<float *>(m),
+                  static_cast<float *>(v), static_cast<float *>(vmax), n, a, step_size, bc2_sqrt);
+      } else {
+        adam_loop(static_cast<double *>(p), static_cast<const double *>(g), static_cast<double *>(m),
+                  static_cast<double *>(v), static_cast<double *>(vmax), n, a, step_size, bc2_sqrt);
+      }
       api->tensor_bump_version(params[i]);
       api->tensor_bump_version(exp_avgs[i]);
       api->tensor_bump_version(exp_avg_sqs[i]);
@@ -237,21 +287,32 @@ int fused_adam_cpu(void *, const TP_Op *, const TP_Value *args, int64_t num_args
   });
 }
 
-// Define `name` from `schema` (unless an earlier call did) and register `kernel` for CPU. 0 ok, 1 + error.
-int define_with_cpu_kernel(const char *name, const char *schema, TP_BoxedKernel kernel, int line) {
+int fused_adam_cpu(void *, const TP_Op *, const TP_Value *args, int64_t num_args, TP_Value *, int64_t) noexcept {
+  return fused_adam(args, num_args, TP_DEVICE_CPU);
+}
+int fused_adam_cuda(void *, const TP_Op *, const TP_Value *args, int64_t num_args, TP_Value *, int64_t) noexcept {
+  return fused_adam(args, num_args, TP_DEVICE_CUDA);
+}
+
+// Define `name` from `schema` (unless an earlier call did) and register its CPU and CUDA kernels. 0 ok, 1 + error.
+int define_with_kernels(const char *name, const char *schema, TP_BoxedKernel cpu, TP_BoxedKernel cuda, int line) {
   const TP_Op *op = api->op_find(name);
-  if (op) return 0;  // defined (and its kernel registered) by an earlier import in this process
+  if (op) return 0;  // defined (and its kernels registered) by an earlier import in this process
   op = api->op_define(schema);
   if (!op) return 1;
-  return api->op_register_kernel(op, TP_KEY_CPU, kernel, nullptr, __FILE__, line);
+  if (api->op_register_kernel(op, TP_KEY_CPU, cpu, nullptr, __FILE__, line) != 0) return 1;
+  return api->op_register_kernel(op, TP_KEY_CUDA, cuda, nullptr, __FILE__, line);
 }
 
 }  // namespace
 
-// Called once at module init (module.cpp): define both ops and register their CPU kernels.
+// Called once at module init (module.cpp): define both ops and register their kernels.
 int register_fused_optim_ops() {
-  if (define_with_cpu_kernel(kSgdName, kSgdSchema, fused_sgd_cpu, __LINE__) != 0) return 1;
-  return define_with_cpu_kernel(kAdamName, kAdamSchema, fused_adam_cpu, __LINE__);
+  if (define_with_kernels(kSgdName, kSgdSchema, fused_sgd_cpu, fused_sgd_cuda, __LINE__) != 0) return 1;
+  return define_with_kernels(kAdamName, kAdamSchema, fused_adam_cpu, fused_adam_cuda, __LINE__);
 }
+
+// Where fused_optim.cu lives (tensorplay_nn/cuda_kernels, told by Python at import).
+void set_cuda_kernel_dir(const std::string &dir) { g_cuda_kernel_dir = dir; }
 
 }  // namespace tp::nn

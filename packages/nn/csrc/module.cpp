@@ -21,7 +21,8 @@ namespace tp::nn {
 // P10's table; set once at module init, valid for the life of the process (fused_optim.cpp uses it too).
 const TP_Api *api = nullptr;
 
-int register_fused_optim_ops();  // fused_optim.cpp
+int register_fused_optim_ops();                        // fused_optim.cpp
+void set_cuda_kernel_dir(const std::string &dir);  // fused_optim.cpp
 
 namespace {
 
@@ -123,6 +124,7 @@ std::string abi_define_scale_op() {
 
 NB_MODULE(_C, m) {
   using namespace tp::nn;
+  using namespace nb::literals;
   // Importing the table imports tensorplay_p10._C; on a missing or too-old P10 it leaves an ImportError set.
   api = tp_import_api();
   if (!api) throw nb::python_error();
@@ -132,6 +134,8 @@ NB_MODULE(_C, m) {
   m.def(
       "_abi_info", [] { return nb::make_tuple(api->abi_major, api->abi_minor, api->struct_size); },
       "(abi_major, abi_minor, struct_size) of the P10 C ABI table this module imported.");
+  m.def("_set_cuda_kernel_dir", &set_cuda_kernel_dir, "dir"_a,
+        "Where NN's .cu sources are (tensorplay_nn/cuda_kernels); the package sets it at import.");
   m.def("_abi_define_scale_op", &abi_define_scale_op,
         "ABI test: define nn_abi_test::scale(Tensor self, float factor) -> Tensor with a boxed CPU kernel; "
         "returns the op's name. Calling it again does nothing.");

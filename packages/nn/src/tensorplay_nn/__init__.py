@@ -20,6 +20,12 @@ except ModuleNotFoundError as exc:
     wheel = exc.name.replace("_", "-")
     raise ImportError(f"tensorplay-nn needs {wheel}: pip install {wheel}") from exc
 
+from pathlib import Path  # noqa: E402
+
 from . import _C, nn, optim, utils  # noqa: E402,F401  (after P10 and TPX, on purpose)
+
+# The CUDA kernels of NN's native ops (fused optimizers) are .cu sources shipped in the package; P10 compiles
+# them with NVRTC on first use (the C ABI's cuda_launch).
+_C._set_cuda_kernel_dir(str(Path(__file__).resolve().parent / "cuda_kernels"))
 
 __all__ = ["nn", "optim", "utils"]

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "cuda/launch.h"
 #include "dispatch/kernel_box.h"
 #include "python/py_tensor.h"
 #include "tensorplay/tp_abi.h"
@@ -361,6 +362,19 @@ int tensor_is_inference(const TP_Tensor *t) { return impl(t)->is_inference; }
 int tls_inference_mode() { return inference_mode_enabled(); }
 void tls_set_inference_mode(int on) { set_inference_mode_enabled(on != 0); }
 
+int cuda_launch(const char *module, const char *kernel, int device, const uint32_t grid[3], const uint32_t block[3],
+                uint32_t shared_bytes, void **args) {
+  return guarded<int>(1, [&] {
+    TP_CHECK(module && kernel && grid && block && args, Value,
+             "cuda_launch: module, kernel, grid, block and args must not be NULL");
+    cuda::DeviceGuard guard(device);  // checks the driver and the index
+    const cuda::CUfunction f = cuda::kernel(device, module, kernel);
+    TP_CU(cuLaunchKernel, f, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes,
+          cuda::current_stream(device).handle, args, nullptr);
+    return 0;
+  });
+}
+
 void *tensor_autograd_meta(const TP_Tensor *t) { return impl(t)->autograd_meta; }
 void tensor_set_autograd_meta(TP_Tensor *t, void *meta, TP_Deleter deleter) {
   TensorImpl *p = impl(t);
@@ -386,6 +400,7 @@ const TP_Api g_api = {
     tls_included, tls_excluded, tls_set_included, tls_set_excluded,
     op_register_fallback, value_release, op_schema, op_arg_is_write, tensor_view_base,
     tensor_is_inference, tls_inference_mode, tls_set_inference_mode,
+    cuda_launch,
 };
 
 }  // namespace

@@ -1,9 +1,10 @@
 """The fused multi-tensor path of SGD, Adam and AdamW: one native call per parameter group.
 
 Where it sits: between the optimizers (sgd.py, adam.py) and the ops `nn::_fused_sgd_` / `nn::_fused_adam_`
-that NN's native module defines (packages/nn/csrc/fused_optim.cpp). `eligible` says whether a group can take
-this path (float32/float64, contiguous, CPU, one dtype per parameter and its state); when it cannot, the
-optimizer keeps its for-loop path, so `foreach=True` is always safe to ask for.
+that NN's native module defines (packages/nn/csrc/fused_optim.cpp, with CUDA kernels in
+cuda_kernels/fused_optim.cu). `eligible` says whether a group can take this path (float32/float64, contiguous,
+all on the CPU or all on one GPU, one dtype per parameter and its state); when it cannot, the optimizer keeps
+its for-loop path, so `foreach=True` is always safe to ask for.
 """
 
 from __future__ import annotations
@@ -34,16 +35,15 @@ def requested(group: dict) -> bool:
 
 
 def eligible(params: Sequence[Tensor], *states: Sequence[Tensor | None]) -> bool:
-    """Whether every parameter, its gradient and its state tensors (None: not created yet) suit the kernel."""
+    """Whether every parameter, its gradient and its state tensors (None: not created yet) suit the kernel:
+    one device for the whole group (the CPU or one GPU), one float dtype per parameter and its state."""
+    device = params[0].device if params else None
+    if device is not None and device.type not in ("cpu", "cuda"):
+        return False
     for i, p in enumerate(params):
         tensors = [p, p.grad] + [s[i] for s in states if s and s[i] is not None]
         for t in tensors:
-            if (
-                t.dtype != p.dtype
-                or t.dtype not in _FLOATS
-                or t.device.type != "cpu"
-                or not t.is_contiguous()
-            ):
+            if t.dtype != p.dtype or t.dtype not in _FLOATS or t.device != device or not t.is_contiguous():
                 return False
             if t.numel() != p.numel():
                 return False

@@ -41,8 +41,9 @@ class Adam(Optimizer):
         weight_decay: :math:`\lambda` (default 0).
         amsgrad: use the running maximum of :math:`v_t` (AMSGrad).
         maximize: maximize the objective instead of minimizing.
-        foreach, fused: update each group in one native call (float32/float64 contiguous CPU tensors); also
-            the default when neither is given. ``foreach=False`` keeps the for-loop reference path.
+        foreach, fused: update each group in one native call (float32/float64 contiguous tensors, CPU or
+            CUDA); also the default when neither is given. ``foreach=False`` keeps the for-loop reference
+            path.
         decoupled_weight_decay: shrink the weights directly (AdamW) instead of adding :math:`\lambda\theta`
             to the gradient.
 

@@ -40,9 +40,9 @@ class SGD(Optimizer):
         weight_decay: L2 penalty :math:`\lambda` (default 0).
         nesterov: use Nesterov momentum (needs momentum > 0 and dampening = 0).
         maximize: maximize the objective instead of minimizing.
-        foreach, fused: update each group in one native call (float32/float64 contiguous CPU tensors; other
-            groups take the for-loop path); also the default when neither is given. ``foreach=False`` keeps
-            the for-loop reference path. The numbers are the same either way.
+        foreach, fused: update each group in one native call (float32/float64 contiguous tensors, CPU or
+            CUDA; other groups take the for-loop path); also the default when neither is given.
+            ``foreach=False`` keeps the for-loop reference path. The numbers are the same either way.
 
     Example:
         >>> import tensorplay as tp

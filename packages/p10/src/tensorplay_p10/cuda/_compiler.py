@@ -13,6 +13,12 @@ Note [Kernel cache]
     edits ``binary.cu`` (or ``common.cuh``) and re-runs gets a fresh compile; nothing stale is ever loaded.
     Files are written to a temporary name and renamed, so concurrent processes never read half a file.
 
+Note [Kernels of other pillars]
+    A module is a file name in P10's ``cuda_kernels/`` — or an absolute path to another package's own ``.cu``
+    (NN's fused optimizers reach this through the C ABI's ``cuda_launch``). Such a file is compiled the same
+    way, with its own directory and P10's on the include path (so it may ``#include "common.cuh"``), and its
+    key also hashes the headers beside it.
+
 Example (needs NVRTC, not a GPU):
     >>> from tensorplay_p10.cuda import _compiler
     >>> ptx = _compiler.compile_ptx("reduce.cu", arch=80)  # doctest: +SKIP
@@ -56,22 +62,32 @@ def cache_dir() -> Path:
 
 
 def _source_path(module: str) -> Path:
-    path = _loader.KERNEL_DIR / module
+    """P10's ``cuda_kernels/<module>``, or ``module`` itself when it is an absolute path (Note [Kernels of
+    other pillars])."""
+    path = Path(module) if os.path.isabs(module) else _loader.KERNEL_DIR / module
     if not path.is_file():
-        raise RuntimeError(f"no CUDA kernel source {module} in {_loader.KERNEL_DIR}")
+        where = "" if os.path.isabs(module) else f" in {_loader.KERNEL_DIR}"
+        raise RuntimeError(f"no CUDA kernel source {module}{where}")
     return path
 
 
-def _options(target: str) -> list[str]:
-    return [*OPTIONS, f"--include-path={_loader.KERNEL_DIR}", f"--gpu-architecture={target}"]
+def _include_dirs(module: str) -> list[Path]:
+    own = _source_path(module).parent
+    return [own] if own == _loader.KERNEL_DIR else [own, _loader.KERNEL_DIR]
+
+
+def _options(target: str, module: str) -> list[str]:
+    includes = [f"--include-path={d}" for d in _include_dirs(module)]
+    return [*OPTIONS, *includes, f"--gpu-architecture={target}"]
 
 
 def cache_key(module: str, target: str, version: tuple[int, int]) -> str:
     """Note [Kernel cache]: the hash of everything that decides the binary."""
     h = hashlib.sha256()
     h.update(_source_path(module).read_bytes())
-    for header in sorted(_loader.KERNEL_DIR.glob("*.cuh")):
-        h.update(header.name.encode() + b"\0" + header.read_bytes())
+    for d in _include_dirs(module):
+        for header in sorted(d.glob("*.cuh")):
+            h.update(header.name.encode() + b"\0" + header.read_bytes())
     h.update("\0".join([*OPTIONS, target, f"nvrtc-{version[0]}.{version[1]}"]).encode())
     return h.hexdigest()[:32]
 
@@ -91,7 +107,7 @@ def module_image(module: str, major: int, minor: int) -> bytes:
     """The loadable binary of ``module`` for a device of compute capability ``major.minor`` (disk-cached)."""
     lib = nvrtc()
     target, cubin = choose_target(major, minor, lib.supported_archs())
-    stem = module.rsplit(".", 1)[0]
+    stem = Path(module).name.rsplit(".", 1)[0]
     path = (
         cache_dir()
         / f"{stem}-{target}-{cache_key(module, target, lib.version)}.{'cubin' if cubin else 'ptx'}"
@@ -100,7 +116,9 @@ def module_image(module: str, major: int, minor: int) -> bytes:
         return path.read_bytes()
     except OSError:
         pass
-    image = lib.compile(_source_path(module).read_text(), module, _options(target), cubin=cubin)
+    image = lib.compile(
+        _source_path(module).read_text(), Path(module).name, _options(target, module), cubin=cubin
+    )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
@@ -114,7 +132,8 @@ def module_image(module: str, major: int, minor: int) -> bytes:
 
 def compile_ptx(module: str, arch: int = 80) -> bytes:
     """Compile ``module`` to PTX for ``compute_<arch>`` (no cache, no GPU needed): what the CI test runs."""
-    return nvrtc().compile(_source_path(module).read_text(), module, _options(f"compute_{arch}"), cubin=False)
+    source = _source_path(module).read_text()
+    return nvrtc().compile(source, Path(module).name, _options(f"compute_{arch}", module), cubin=False)
 
 
 def warm_up(major: int, minor: int) -> None:
