@@ -2,7 +2,7 @@
 //
 // Where it sits: the CUDA twin of kernels/rearrange.cpp. As there, flip and repeat are copies from cleverly
 // strided views (negated strides; stride 0 on the repeat dims), so they run on copy.cu's strided copy
-// (device_copy) and need no kernel of their own; tril/triu run rearrange.cu's triangle kernel;
+// (device_copy) and need no kernel of their own; tril/triu run rearrange.cu's triangle kernels;
 // repeat_interleave with a tensor of counts scans the counts on the device (index.cu), reads back only the
 // total (the output's size), builds the source index of every output slice and gathers with it. The other
 // rearranging ops (roll, rot90, tile, pad, diag, ...) are Composites in kernels/rearrange.cpp over these.

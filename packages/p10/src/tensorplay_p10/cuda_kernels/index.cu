@@ -6,7 +6,9 @@
 // take, put_), ops_index_advanced.cpp (index.Tensor, index_put_, masked_*, nonzero) and ops_rearrange.cpp
 // (repeat_interleave). As on the CPU (Note [Restriding] in kernels/index.cpp), the host views `self` with the
 // index's sizes and stride 0 along the indexed dim, so every kernel here walks three operands through one
-// Geometry (Note [Kernel geometry]) and only adds index * step to the restrided offset.
+// Geometry (Note [Kernel geometry]) and only adds index * step to the restrided offset. The hot ones have a
+// fast twin: gather_fast / scatter_fast with 32-bit offsets (Note [Fast strided offsets] in strided32.cuh),
+// and whole-row gathers with a thread team per row (Note [Row gathers]); the host picks them when they fit.
 //
 // Note [Device index checks]
 //   The CPU checks every index before its loop. Here the check happens where the index is read: a bad index
