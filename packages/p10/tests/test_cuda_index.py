@@ -232,6 +232,19 @@ def test_index_select(dtype):
     same(tp.index_select(s.to(DEV), 0, tp.tensor([0]).to(DEV)), tp.index_select(s, 0, tp.tensor([0])))
 
 
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float16, tp.int8, tp.float64, tp.bool], ids=str)
+def test_index_select_row_teams(dtype):
+    # Note [Row gathers]: rows of 1 unit (a team of one thread) up to several 256-thread passes, an outer dim
+    # (rows o * nidx + j), and a strided index
+    idx = tp.tensor([5, 0, 0, 2, 7, 1, 9, 9])[::2]
+    for shape, dim in (((10,), 0), ((10, 3), 0), ((10, 1100), 0), ((3, 10, 8), 1), ((2, 10, 4, 5), 1)):
+        x = sample(shape, dtype)
+        want = np.take(np_of(x), idx.numpy(), axis=dim)
+        same(tp.index_select(x.to(DEV), dim, idx.to(DEV)), tp.index_select(x, dim, idx), want)
+    with pytest.raises(IndexError, match="out of bounds"):
+        tp.index_select(sample((10, 1100), dtype).to(DEV), 0, tp.tensor([1, 10]).to(DEV))
+
+
 def test_index_select_errors():
     x = sample((3, 4)).to(DEV)
     with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 1 with size 4"):

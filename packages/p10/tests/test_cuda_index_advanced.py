@@ -41,6 +41,28 @@ def test_index_every_dtype(dtype):
         same(f(xd, ia, ib), f(x, ia, ib))  # CPU indices for a CUDA tensor
 
 
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float16, tp.int8, tp.float64, tp.bool, tp.int64], ids=str)
+def test_index_rows(dtype):
+    # x[idx] on the leading dims with the rest contiguous: a thread team per row (Note [Row gathers] in
+    # index.cu), in 16-byte units where rows, strides and pointers allow; rows of 1 unit up to several teams
+    i, j = tp.tensor([[3, 0], [-1, 3]]), tp.tensor([1, -2])
+    for shape in ((6,), (6, 1), (6, 3), (6, 8), (6, 2, 8), (6, 1100)):
+        x = small_ints(shape, dtype)
+        xd, xn = x.to(DEV), np_of(x)
+        same(xd[i.to(DEV)], x[i], xn[i.numpy()])
+        same(xd[1:][i.to(DEV) % 5], x[1:][i % 5], xn[1:][i.numpy() % 5])  # rows off a 16-byte boundary
+        if len(shape) > 1:
+            jj = j % shape[1]
+            same(
+                xd[i.to(DEV), jj.to(DEV)], x[i, jj], xn[i.numpy(), jj.numpy()]
+            )  # two indices: offsets summed
+            same(xd[:, :1][i.to(DEV)], x[:, :1][i], xn[:, :1][i.numpy()])  # a row of a wider tensor
+            xt, nt = xd.transpose(0, 1), np.swapaxes(xn, 0, 1)  # rest not contiguous: the general gather
+            same(xt[jj.to(DEV)], x.transpose(0, 1)[jj], nt[jj.numpy()])
+        mask = tp.tensor([True, False, True, True, False, True])
+        same(xd[mask.to(DEV)], x[mask], xn[mask.numpy()])
+
+
 def test_index_masks_and_empties():
     x = small_ints((4, 5), tp.float32)
     m = x > 0
@@ -115,6 +137,15 @@ def test_nonzero(shape):
     same(tp.argwhere(x.to(DEV)), tp.argwhere(x))
     for dtype in (tp.bool, tp.uint8, tp.int64, tp.float16, tp.bfloat16):
         same(tp.nonzero(x.to(dtype).to(DEV)), tp.nonzero(x.to(dtype)))
+
+
+def test_nonzero_unaligned_and_many_dims():
+    # a bool tensor whose data starts off a 16-byte boundary and ends mid-chunk (the byte-by-byte loads), and
+    # 7 dims (past the 32-bit coordinate path's 6)
+    x = small_ints((5003,), tp.bool, seed=3)
+    same(tp.nonzero(x.to(DEV)[3:]), tp.nonzero(x[3:]), np.argwhere(np_of(x)[3:]))
+    y = small_ints((2, 3, 1, 2, 3, 2, 5), tp.float32, seed=4)
+    same(tp.nonzero(y.to(DEV)), tp.nonzero(y), np.argwhere(np_of(y)))
 
 
 def test_nonzero_nan_0d_and_strided():

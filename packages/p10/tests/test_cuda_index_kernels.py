@@ -18,7 +18,7 @@ from cuda_testing import kernel_entries  # noqa: E402
 
 REAL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 CSRC = Path(__file__).resolve().parents[1] / "csrc" / "cuda"
-FILES = ["index.cu", "join.cu", "rearrange.cu", "factory.cu", "embedding.cu"]
+FILES = ["index.cu", "join.cu", "rearrange.cu", "factory.cu", "embedding.cu", "copy.cu"]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,8 @@ def test_index_kernels(entries):
     assert {
         f"{kind}_b{n}" for kind in ("gather", "masked_fill", "select_rows") for n in (1, 2, 4, 8, 16)
     } <= k
-    assert {f"{kind}_{t}" for kind in ("scatter", "scatter_mean") for t in REAL} <= k
+    assert {f"{kind}_b{n}" for kind in ("gather_fast", "gather_rows") for n in (1, 2, 4, 8, 16)} <= k
+    assert {f"{kind}_{t}" for kind in ("scatter", "scatter_mean", "scatter_fast") for t in REAL} <= k
     assert {
         "index_offsets",
         "exclusive_scan_int64",
@@ -44,13 +45,22 @@ def test_index_kernels(entries):
 
 def test_join_rearrange_factory_kernels(entries):
     assert {f"cat_b{n}" for n in (1, 2, 4, 8, 16)} <= entries["join.cu"]
-    assert {f"triangle_b{n}" for n in (1, 2, 4, 8)} <= entries["rearrange.cu"]
+    assert {
+        f"{kind}_b{n}" for kind in ("triangle", "triangle_packs", "triangle_rows") for n in (1, 2, 4, 8)
+    } <= (entries["rearrange.cu"])
     f = entries["factory.cu"]
     assert {f"{kind}_{t}" for kind in ("arange", "linspace", "logspace") for t in REAL if t != "bool"} <= f
     assert {f"eye_b{n}" for n in (1, 2, 4, 8)} <= f
     e = entries["embedding.cu"]
     assert {"embedding_bag_check", "embedding_bag_offset2bag", "embedding_renorm_mark"} <= e
     assert {f"{kind}_{t}" for kind in ("embedding_bag", "embedding_renorm") for t in REAL[6:]} <= e
+
+
+def test_fast_strided_copy_kernels(entries):
+    # ops_copy.cpp's packed strided copy (Note [Packed strided copy]): units of 1..16 bytes, flips of 1..8
+    c = entries["copy.cu"]
+    assert {f"copy_fast_b{n}" for n in (1, 2, 4, 8, 16)} <= c
+    assert {f"copy_flip_b{n}" for n in (1, 2, 4, 8)} <= c
 
 
 def test_literal_kernel_names_in_the_sources_exist(entries):

@@ -110,3 +110,56 @@ def test_tril_edges_masks_and_gradient():
         w = tp.arange(16.0).reshape(4, 4).to(dev)
         grads.append(autograd.grad((xd.triu(1) * w).sum() + xd.tril().sum(), [xd])[0])
     same(grads[1], grads[0])
+
+
+# ---- the row kernel of tril / triu (Note [Triangle rows] in rearrange.cu) ---------------------------------
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float16, tp.int8, tp.float64, tp.bool, tp.int64], ids=str)
+def test_tril_rows_packs_and_partial_packs(dtype):
+    # contiguous rows: 16-byte packs (cols * itemsize a multiple of 16), single elements otherwise; diagonals
+    # that cut packs, keep or drop whole rows, and rows longer than one 256-thread team
+    for shape in ((5, 8), (2, 3, 16), (7, 4), (3, 17), (40, 300), (2, 9, 1030)):
+        x = sample(shape, dtype)
+        xd, xn = x.to(DEV), np_of(x)
+        for k in (-50, -3, 0, 1, 5, 400):
+            same(xd.tril(k), x.tril(k), np.tril(xn, k))
+            same(xd.triu(k), x.triu(k), np.triu(xn, k))
+            y = xd.clone()
+            assert y.tril_(k) is y
+            same(y, x.tril(k), np.tril(xn, k))
+    flat = sample((1 + 6 * 8,), dtype)  # rows that start one element off a 16-byte boundary
+    xu, xn = flat.to(DEV)[1:].reshape(6, 8), np_of(flat)[1:].reshape(6, 8)
+    same(xu.tril(-1), flat[1:].reshape(6, 8).tril(-1), np.tril(xn, -1))
+    same(xu.triu(2), flat[1:].reshape(6, 8).triu(2), np.triu(xn, 2))
+
+
+# ---- the strided copy (Note [Packed strided copy] in csrc/cuda/ops_copy.cpp) ------------------------------
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float16, tp.int8, tp.float64, tp.bool, tp.int64], ids=str)
+def test_strided_copy_packs_and_flips(dtype):
+    # [B, T, H, D] <-> [B, H, T, D] copies (D rows in 16-byte units where D * itemsize allows), slices whose
+    # rows start off a 16-byte boundary, broadcast sources, permutes of every dim, and flips of the innermost
+    # dim (reversed 16-byte packs) and of outer dims
+    for shape in ((2, 5, 3, 8), (2, 3, 5, 6), (1, 4, 2, 16), (2, 2, 3, 1), (3, 64, 4, 32)):
+        x = sample(shape, dtype)
+        xd, xn = x.to(DEV), np_of(x)
+        views = [
+            (lambda t: t.transpose(1, 2), lambda n: n.transpose(0, 2, 1, 3)),
+            (lambda t: t.permute(3, 2, 1, 0), lambda n: n.transpose(3, 2, 1, 0)),
+            (lambda t: t[:, 1:], lambda n: n[:, 1:]),
+            (lambda t: t[..., 1:], lambda n: n[..., 1:]),
+            (lambda t, s=shape: t[:1].expand(*s), lambda n, s=shape: np.broadcast_to(n[:1], s)),
+            (lambda t: t.transpose(1, 2)[:, :, 1:], lambda n: n.transpose(0, 2, 1, 3)[:, :, 1:]),
+        ]
+        for v, ref in views:
+            same(v(xd).contiguous(), v(x).contiguous(), ref(xn))
+        for dims in ([3], [0], [1, 3], [2]):
+            same(tp.flip(xd, dims), tp.flip(x, dims), np.flip(xn, dims))
+        same(tp.flip(xd[..., 1:], [3]), tp.flip(x[..., 1:], [3]), np.flip(xn[..., 1:], 3))
+        same(
+            tp.flip(xd.transpose(1, 2), [3]),
+            tp.flip(x.transpose(1, 2), [3]),
+            np.flip(xn.transpose(0, 2, 1, 3), 3),
+        )
+    y = tp.zeros((4, 6, 8), dtype=dtype, device=DEV)  # a strided destination
+    src = sample((4, 8, 6), dtype)
+    y.transpose(1, 2).copy_(src.to(DEV))
+    np.testing.assert_array_equal(np_of(y), np_of(src).transpose(0, 2, 1))

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "cuda/strided32.h"
+
 namespace tp::p10::cuda {
 
 static CUdeviceptr dptr(const Tensor &t) { return reinterpret_cast<CUdeviceptr>(t.data_ptr()); }
@@ -62,8 +64,33 @@ void launch_gather(int dev, const Tensor &out, const Tensor &src, const Tensor &
   const int64_t n = out.numel();
   if (n == 0) return;
   const KernelGeometry g = make_geometry(out.sizes(), {&out, &src, &index}, op);
-  launch(kernel(dev, "index.cu", "gather_b" + std::to_string(out->itemsize())), elementwise_config(dev, n),
-         stream_for(dev), n, g, out.data_ptr(), src.data_ptr(), index.data_ptr(), size, step, int(check), err);
+  const std::string bytes = std::to_string(out->itemsize());
+  if (const std::optional<Strided32> fast = make_strided32(g, 3)) {  // Note [Fast strided offsets]
+    launch(kernel(dev, "index.cu", "gather_fast_b" + bytes), elementwise_config(dev, n), stream_for(dev),
+           uint32_t(n), *fast, out.data_ptr(), src.data_ptr(), index.data_ptr(), size, step, int(check), err);
+    return;
+  }
+  launch(kernel(dev, "index.cu", "gather_b" + bytes), elementwise_config(dev, n), stream_for(dev), n, g,
+         out.data_ptr(), src.data_ptr(), index.data_ptr(), size, step, int(check), err);
+}
+
+int64_t row_unit(int64_t row_bytes, int64_t item, std::initializer_list<const void *> pointers, int64_t step_bytes) {
+  int64_t unit = 16;
+  auto fits = [&](int64_t u) {
+    if (row_bytes % u || step_bytes % u) return false;
+    for (const void *p : pointers)
+      if (reinterpret_cast<uintptr_t>(p) % uintptr_t(u)) return false;
+    return true;
+  };
+  while (unit > item && !fits(unit)) unit /= 2;
+  return unit;
+}
+
+RowLaunch row_launch(int dev, int64_t rows, int64_t units) {
+  RowLaunch r;
+  while (r.lanes < units && r.lanes < 256) r.lanes *= 2;
+  r.config = elementwise_config(dev, rows * r.lanes);  // 256 / lanes rows per 256-thread block
+  return r;
 }
 
 void launch_scatter(int dev, const Tensor &dst, const Tensor &index, const Tensor &src, int64_t size, int64_t step,
@@ -72,6 +99,12 @@ void launch_scatter(int dev, const Tensor &dst, const Tensor &index, const Tenso
   if (n == 0) return;
   check_real(op, dst.dtype());
   const KernelGeometry g = make_geometry(index.sizes(), {&dst, &index, &src}, op);
+  if (const std::optional<Strided32> fast = make_strided32(g, 3)) {  // Note [Fast strided offsets]
+    launch(kernel(dev, "index.cu", kname("scatter_fast", dst.dtype())), elementwise_config(dev, n), stream_for(dev),
+           uint32_t(n), *fast, dst.data_ptr(), index.data_ptr(), src.data_ptr(), size, step, int(check), int(reduce),
+           err);
+    return;
+  }
   launch(kernel(dev, "index.cu", kname("scatter", dst.dtype())), elementwise_config(dev, n), stream_for(dev), n, g,
          dst.data_ptr(), index.data_ptr(), src.data_ptr(), size, step, int(check), int(reduce), err);
 }
@@ -109,7 +142,7 @@ Tensor wrap_negative_cuda(const Tensor &index, int64_t size, const char *op, int
 
 // Note [Nonzero passes]
 //   nonzero's size depends on the data, so it takes three launches and one read-back: (1) nonzero_count
-//   counts the true elements of each block's chunk of 4096; (2) exclusive_scan_int64 turns the counts into
+//   counts the true elements of each block's chunk of 4096 (16 per thread, one 16-byte load); (2) exclusive_scan_int64 turns the counts into
 //   each block's first output row, and the total — the one number the host must read (a synchronising copy)
 //   to allocate the result; (3) nonzero_write recounts its chunk, scans within the block and writes the
 //   coordinates of each hit in row-major order. The input is first made a contiguous bool tensor (x != 0,
@@ -134,8 +167,9 @@ Tensor nonzero_cuda(const Tensor &self) {
   KernelGeometry dims;
   dims.ndim = int32_t(nd);
   for (int64_t d = 0; d < nd; ++d) dims.sizes[d] = self.size(d);
+  const std::optional<Strided32> fast = make_strided32(dims, 0);  // 32-bit coordinates when n < 2^31
   launch(kernel(dev, "index.cu", "nonzero_write"), LaunchConfig{unsigned(blocks), kThreads, 0}, s, n, x.data_ptr(),
-         starts.data_ptr(), out.data_ptr(), dims);
+         starts.data_ptr(), out.data_ptr(), dims, fast.value_or(Strided32{}), int(fast.has_value()));
   return out;
 }
 

@@ -5,6 +5,8 @@
 // (index.Tensor, index_put_, masked ops, nonzero) and ops_rearrange.cpp (repeat_interleave). The host half of
 // Note [Restriding] (kernels/index.cpp) and Note [Device index checks] (index.cu) lives here.
 #pragma once
+#include <initializer_list>
+
 #include "cuda/ops_common.h"
 #include "cuda/ops_meta.h"
 
@@ -62,6 +64,16 @@ Tensor index_on(const Tensor &t, Device device);
 // out[p] = src[p + index[p] * step] with `src` restrided over out's shape (index.cu gather_b<N>).
 void launch_gather(int dev, const Tensor &out, const Tensor &src, const Tensor &index, int64_t size, int64_t step,
                    IndexCheck check, void *err, const char *op);
+// Note [Row gathers] (index.cu), host side: the widest unit of 16, 8, 4, 2, 1 bytes (at least `item`) that
+// divides a row of `row_bytes`, every row step (`step_bytes`, 0 for none) and aligns every pointer.
+int64_t row_unit(int64_t row_bytes, int64_t item, std::initializer_list<const void *> pointers, int64_t step_bytes);
+// The launch of a row kernel over `rows` rows of `units` units: a team of `lanes` threads per row.
+struct RowLaunch {
+  LaunchConfig config;
+  int lanes = 1;
+};
+RowLaunch row_launch(int dev, int64_t rows, int64_t units);
+
 // dst[p + index[p] * step] (reduce)= src[p] with `dst` restrided and `src` viewed over index's shape.
 void launch_scatter(int dev, const Tensor &dst, const Tensor &index, const Tensor &src, int64_t size, int64_t step,
                     IndexCheck check, ScatterReduce reduce, void *err, const char *op);

@@ -16,6 +16,7 @@
 #include "cuda/memory.h"
 #include "kernels/cast.h"
 #include "cuda/ops_common.h"
+#include "cuda/strided32.h"
 
 namespace tp::p10::cuda {
 
@@ -44,6 +45,58 @@ void check_real(const char *op, ScalarType t) {
 
 static CUdeviceptr dptr(const Tensor &t) { return reinterpret_cast<CUdeviceptr>(t.data_ptr()); }
 
+// Note [Packed strided copy]
+//   A strided copy is a memory-bound loop whose cost is the number of memory instructions and the index
+//   arithmetic per element. When the innermost (merged) dim steps by one element on both sides — the D rows
+//   of a [B, T, H, D] <-> [B, H, T, D] transpose, a slice of rows, a flip of an outer dim — the copy is the
+//   same copy of wider "elements": units of U bytes (16 when the row length, every outer stride and both
+//   pointers allow it), so the innermost size and the outer strides are divided by U / itemsize. A row
+//   running backwards in the source (flip of the innermost dim) moves the same way, each 16-byte pack loaded
+//   forwards from where the reversed row's pack starts, and its elements reversed (copy.cu copy_flip_b<N>).
+//   The units then go through copy.cu copy_fast_b<U> with 32-bit offsets (Note [Fast strided offsets]).
+//   Returns false (nothing launched) when the geometry does not fit 32 bits: the int64 kernel runs instead.
+static bool packed_strided_copy(int dev, Stream s, KernelGeometry g, const Tensor &dst, const Tensor &src) {
+  const int64_t item = dst->itemsize();
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dst.data_ptr());
+  uintptr_t p = reinterpret_cast<uintptr_t>(src.data_ptr());
+  const int in = g.ndim - 1;
+  const bool forward = g.strides[0][in] == 1 && g.strides[1][in] == 1;
+  const bool reverse = g.strides[0][in] == 1 && g.strides[1][in] == -1 && g.sizes[in] > 1;
+  int64_t unit = item;
+  auto fits = [&](int64_t u) {  // u-byte units tile every row of both operands, aligned
+    const int64_t per = u / item;
+    if (g.sizes[in] % per) return false;
+    for (int k = 0; k < in; ++k)
+      if (g.strides[0][k] % per || g.strides[1][k] % per) return false;
+    const uintptr_t first = reverse ? p - uintptr_t((per - 1) * item) : p;  // the lowest address of pack 0
+    return d % uintptr_t(u) == 0 && first % uintptr_t(u) == 0;
+  };
+  if (forward) {
+    for (int64_t u = 16; u > item; u /= 2)
+      if (fits(u)) { unit = u; break; }
+  } else if (reverse && item < 16 && fits(16)) {
+    unit = 16;
+  }
+  if (unit > item) {
+    const int64_t per = unit / item;
+    g.sizes[in] /= per;
+    for (int k = 0; k < in; ++k) {
+      g.strides[0][k] /= per;
+      g.strides[1][k] /= per;
+    }
+    if (reverse) p -= uintptr_t((per - 1) * item);
+  }
+  const std::optional<Strided32> fast = make_strided32(g, 2);
+  if (!fast) return false;
+  int64_t n = 1;
+  for (int k = 0; k < g.ndim; ++k) n *= g.sizes[k];
+  const bool flip = reverse && unit > item;
+  const std::string name = (flip ? "copy_flip_b" : "copy_fast_b") + std::to_string(flip ? item : unit);
+  launch(kernel(dev, "copy.cu", name), elementwise_config(dev, n, 4), s, uint32_t(n), *fast,
+         reinterpret_cast<void *>(d), reinterpret_cast<const void *>(p));
+  return true;
+}
+
 // Same dtype, same device: one cuMemcpy when both are contiguous with one shape, else the strided kernel.
 static void same_dtype_copy(const Tensor &dst, const Tensor &src) {
   const int dev = dst.device().index;
@@ -53,6 +106,7 @@ static void same_dtype_copy(const Tensor &dst, const Tensor &src) {
     return;
   }
   KernelGeometry g = make_geometry(dst.sizes(), {&dst, &src}, "copy_");
+  if (packed_strided_copy(dev, s, g, dst, src)) return;
   const std::string name = "copy_strided_b" + std::to_string(dst->itemsize());
   launch(kernel(dev, "copy.cu", name), elementwise_config(dev, dst.numel()), s, int64_t(dst.numel()), g,
          dst.data_ptr(), src.data_ptr());

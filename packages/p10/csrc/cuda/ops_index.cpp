@@ -47,22 +47,20 @@ Tensor spread_index(const Tensor &index, const Shape &shape, int64_t d) {
   return call_op<Tensor>(TP_OP("expand"), call_op<Tensor>(TP_OP("reshape"), idx, view_shape), shape);
 }
 
-// out = index_select(self, d, index) for a contiguous self, moving rows of `inner` elements in units of the
-// widest of 16, 8, 4, 2, 1 bytes (at least one element) that divides a row and aligns both pointers.
+// out = index_select(self, d, index) for a contiguous self: whole rows of `inner` elements, a team of threads
+// per row (Note [Row gathers] in index.cu), moved in units of the widest of 16, 8, 4, 2, 1 bytes (at least one
+// element) that divides a row and aligns both pointers.
 void select_rows(int dev, const Tensor &out, const Tensor &self, int64_t d, const Tensor &index) {
   int64_t inner = 1;
   for (int64_t k = d + 1; k < self.dim(); ++k) inner *= self.size(k);
-  const int64_t item = self->itemsize(), bytes = inner * item;
-  auto aligned = [](const Tensor &t, int64_t unit) {
-    return reinterpret_cast<uintptr_t>(t.data_ptr()) % uintptr_t(unit) == 0;
-  };
-  int64_t unit = 16;
-  while (unit > item && (bytes % unit || !aligned(self, unit) || !aligned(out, unit))) unit /= 2;
-  const int64_t per = unit / item, n = out.numel() / per;
+  const int64_t item = self->itemsize();
+  const int64_t unit = row_unit(inner * item, item, {self.data_ptr(), out.data_ptr()}, 0);
+  const int64_t units = inner * item / unit, rows = out.numel() / inner;
+  const RowLaunch rl = row_launch(dev, rows, units);
   IndexErrorFlag err(dev);
-  launch(kernel(dev, "index.cu", "select_rows_b" + std::to_string(unit)), elementwise_config(dev, n), stream_for(dev),
-         n, inner / per, index.numel(), self.size(d), out.data_ptr(), self.data_ptr(), index.data_ptr(),
-         index.dim() ? index.stride(0) : int64_t(0), err.ptr());
+  launch(kernel(dev, "index.cu", "select_rows_b" + std::to_string(unit)), rl.config, stream_for(dev), rows,
+         int(units), index.numel(), self.size(d), out.data_ptr(), self.data_ptr(), index.data_ptr(),
+         index.dim() ? index.stride(0) : int64_t(0), rl.lanes, err.ptr());
   err.raise_if_set("index_select", d, self.size(d));
 }
 
@@ -179,7 +177,9 @@ static Tensor index_select(const Tensor &self, int64_t dim, const Tensor &index)
   if (out.numel() == 0) return out;
   const int64_t d = wrap_dim(dim, self.dim(), "index_select");
   const int64_t size = self.dim() ? self.size(d) : 1, step = self.dim() ? self.stride(d) : 0;
-  if (self.dim() > 0 && self.is_contiguous()) {  // whole rows (the embedding lookup): index.cu select_rows_b<U>
+  int64_t inner = 1;
+  for (int64_t k = d + 1; k < self.dim(); ++k) inner *= self.size(k);
+  if (self.dim() > 0 && self.is_contiguous() && inner < (int64_t(1) << 31)) {  // whole rows (the embedding lookup)
     select_rows(dev, out, self, d, as_int64(index));
     return out;
   }

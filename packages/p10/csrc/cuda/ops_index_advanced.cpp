@@ -10,6 +10,8 @@
 // Index tensors on the CPU are moved to the device first, as PyTorch allows for indexing.
 #include "cuda/index_common.h"
 
+#include <numeric>
+
 namespace tp::p10::cuda {
 
 namespace {
@@ -17,6 +19,10 @@ struct Prepared {
   Tensor restrided;  // self with the result's shape and stride 0 on the broadcast index dims
   Tensor offsets;    // int64 element offsets, expanded to `shape`
   Shape shape;       // the indexing result's shape
+  Tensor flat;       // the offsets before the expand: contiguous, one per broadcast index position
+  int64_t start = 0; // where the broadcast index dims sit in `shape`
+  int64_t nb = 0;    // how many they are
+  Shape strides;     // the (permuted) self's strides of the indexed dims: every offset is a sum of multiples
 };
 
 // kernels/index_advanced.cpp prepare(), with the offsets computed (and checked) on the device.
@@ -96,6 +102,10 @@ Prepared prepare(const Tensor &self_in, const std::vector<Tensor> &indices_in, c
   p.shape = shape;
   p.restrided = make_view(self, shape, strides, self.storage_offset());
   p.offsets = call_op<Tensor>(TP_OP("expand"), call_op<Tensor>(TP_OP("reshape"), offsets, off_view), shape);
+  p.flat = offsets;
+  p.start = start;
+  p.nb = int64_t(b.size());
+  for (int64_t j = 0; j < k; ++j) p.strides.push_back(self.stride(start + j));
   return p;
 }
 
@@ -104,15 +114,41 @@ int device_of(const char *op, const Tensor &self) {
            device_str(self.device()));
   return self.device().index;
 }
-}  // namespace
 
 static Tensor nonzero(const Tensor &self) { return nonzero_cuda(self); }
+
+// x[idx] with the indices on the leading dims and the rest of x contiguous (x[idx] on dim 0 of a contiguous
+// tensor, an embedding-style row pick): out row r is the contiguous block of `inner` elements at offset
+// flat[r], index.cu gather_rows_b<U> (Note [Row gathers]). False when the layout is not of that form.
+bool index_rows(int dev, const Tensor &out, const Prepared &p) {
+  if (p.start != 0 || out.numel() == 0) return false;
+  const Shape &st = p.restrided.strides();
+  int64_t inner = 1;
+  for (int64_t d = int64_t(p.shape.size()) - 1; d >= p.nb; --d) {  // the rest must be one contiguous block
+    if (p.shape[size_t(d)] != 1 && st[size_t(d)] != inner) return false;
+    inner *= p.shape[size_t(d)];
+  }
+  const int64_t item = out->itemsize();
+  if (inner * item >= (int64_t(1) << 31)) return false;
+  int64_t step = 0;  // every offset is a sum of multiples of these strides: their gcd in bytes bounds the unit
+  for (int64_t s : p.strides) step = std::gcd(step, s * item);
+  const int64_t unit = row_unit(inner * item, item, {out.data_ptr(), p.restrided.data_ptr()}, step);
+  const int64_t per = unit / item, units = inner / per, rows = p.flat.numel();
+  int shift = 0;
+  while ((int64_t(1) << shift) < per) ++shift;
+  const RowLaunch rl = row_launch(dev, rows, units);
+  launch(kernel(dev, "index.cu", "gather_rows_b" + std::to_string(unit)), rl.config, stream_for(dev), rows,
+         int(units), out.data_ptr(), p.restrided.data_ptr(), p.flat.data_ptr(), shift, rl.lanes);
+  return true;
+}
+}  // namespace
 
 static Tensor index(const Tensor &self, std::vector<Tensor> indices) {
   const int dev = device_of("index", self);
   DeviceGuard guard(dev);
   const Prepared p = prepare(self, indices, "index", dev);
   Tensor out = empty_tensor(p.shape, self.dtype(), self.device());
+  if (index_rows(dev, out, p)) return out;
   launch_gather(dev, out, p.restrided, p.offsets, 0, 1, kNoCheck, nullptr, "index");
   return out;
 }

@@ -2,7 +2,7 @@
 //
 // Where it sits: the CUDA twin of kernels/rearrange.cpp. As there, flip and repeat are copies from cleverly
 // strided views (negated strides; stride 0 on the repeat dims), so they run on copy.cu's strided copy
-// (device_copy) and need no kernel of their own; tril/triu run rearrange.cu's triangle kernel;
+// (device_copy) and need no kernel of their own; tril/triu run rearrange.cu's triangle kernels;
 // repeat_interleave with a tensor of counts scans the counts on the device (index.cu), reads back only the
 // total (the output's size), builds the source index of every output slice and gathers with it. The other
 // rearranging ops (roll, rot90, tile, pad, diag, ...) are Composites in kernels/rearrange.cpp over these.
@@ -88,7 +88,8 @@ static Tensor repeat_interleave_tensor(const Tensor &self, const Tensor &repeats
   return out;
 }
 
-// tril / triu (and their in-place forms): rearrange.cu's triangle kernel (Note [Triangle coordinates]).
+// tril / triu (and their in-place forms): rearrange.cu's row kernel for contiguous tensors (Note [Triangle
+// rows]), its general triangle kernel otherwise (Note [Triangle coordinates]).
 static Tensor triangle(const char *op, const Tensor &self, int64_t diagonal, bool lower, bool inplace) {
   const Tensor ms = meta_like(self);
   const Tensor m = call_op<Tensor>(require_op(op), ms, diagonal);  // "needs at least 2 dimensions" and the layout
@@ -98,6 +99,17 @@ static Tensor triangle(const char *op, const Tensor &self, int64_t diagonal, boo
   if (inplace) self.bump_version();
   const int64_t n = self.numel();
   if (n == 0) return out;
+  const int64_t item = self->itemsize(), cols = self.size(-1);
+  if (self.is_contiguous() && out.is_contiguous() && cols < (int64_t(1) << 31)) {  // Note [Triangle rows]
+    const int64_t unit = row_unit(cols * item, item, {out.data_ptr(), self.data_ptr()}, 0);
+    const bool packs = unit == 16 && item < 16;
+    const int64_t units = packs ? cols * item / 16 : cols, nrows = n / cols;
+    const RowLaunch rl = row_launch(dev, nrows, units);
+    launch(kernel(dev, "rearrange.cu", (packs ? "triangle_packs_b" : "triangle_rows_b") + std::to_string(item)),
+           rl.config, stream_for(dev), nrows, int(units), self.size(-2), diagonal, int(lower), rl.lanes,
+           out.data_ptr(), self.data_ptr());
+    return out;
+  }
   const KernelGeometry g = make_geometry(self.sizes(), {&out, &self}, op);
   launch(kernel(dev, "rearrange.cu", "triangle_b" + std::to_string(self->itemsize())), elementwise_config(dev, n),
          stream_for(dev), n, g, out.data_ptr(), self.data_ptr(), self.size(-2), self.size(-1), diagonal, int(lower));

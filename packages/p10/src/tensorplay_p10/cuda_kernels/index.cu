@@ -6,7 +6,9 @@
 // take, put_), ops_index_advanced.cpp (index.Tensor, index_put_, masked_*, nonzero) and ops_rearrange.cpp
 // (repeat_interleave). As on the CPU (Note [Restriding] in kernels/index.cpp), the host views `self` with the
 // index's sizes and stride 0 along the indexed dim, so every kernel here walks three operands through one
-// Geometry (Note [Kernel geometry]) and only adds index * step to the restrided offset.
+// Geometry (Note [Kernel geometry]) and only adds index * step to the restrided offset. The hot ones have a
+// fast twin: gather_fast / scatter_fast with 32-bit offsets (Note [Fast strided offsets] in strided32.cuh),
+// and whole-row gathers with a thread team per row (Note [Row gathers]); the host picks them when they fit.
 //
 // Note [Device index checks]
 //   The CPU checks every index before its loop. Here the check happens where the index is read: a bad index
@@ -14,7 +16,7 @@
 //   atomicCAS. The host reads that buffer back after the launch (a synchronising 16-byte copy) and raises the
 //   CPU's IndexError. Which bad value is named may differ from the CPU's (the first one in index order) when
 //   several are bad; an in-place op may have written its good positions before the error is raised.
-#include "common.cuh"
+#include "strided32.cuh"
 
 typedef unsigned short uint16;
 typedef unsigned int uint32;
@@ -54,30 +56,87 @@ TP_GATHER(4, uint32)
 TP_GATHER(8, uint64)
 TP_GATHER(16, uint128)
 
-// ---- index_select of whole rows: a contiguous self viewed as [outer, size, inner] -------------------------
-// out[o, j, :] = src[o, index[j], :], moved in units of U bytes (the host picks the widest U dividing a row
-// and both pointers, so embedding rows travel as 16-byte loads and stores). n, inner: counts of units.
+// gather_fast_b<N>: the same gather with 32-bit offsets (Note [Fast strided offsets]); k * step stays 64-bit.
 template <typename T>
-__device__ void select_rows(int64 n, int64 inner, int64 nidx, int64 size, T *out, const T *src, const int64 *index,
-                            int64 index_stride, uint64 *err) {
-  TP_GRID_STRIDE(i, n) {
-    const int64 r = i / inner, c = i - r * inner;  // r = o * nidx + j
-    const int64 o = r / nidx, j = r - o * nidx;
-    int64 k = index[j * index_stride];
-    if (valid_index(k, size, 1, err)) out[i] = src[(o * size + k) * inner + c];
+__device__ void gather_fast(unsigned n, const Strided32 &g, T *out, const T *src, const int64 *index, int64 size,
+                            int64 step, int check, uint64 *err) {
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const Offsets32 o = offsets32<3>(g, i);
+    int64 k = index[o.o[2]];
+    if (valid_index(k, size, check, err)) out[o.o[0]] = src[o.o[1] + k * step];
   }
 }
-#define TP_SELECT_ROWS(N, T)                                                                                \
-  extern "C" __global__ void select_rows_b##N(int64 n, int64 inner, int64 nidx, int64 size, T *out,        \
-                                              const T *src, const int64 *index, int64 index_stride,         \
+#define TP_GATHER_FAST(N, T)                                                                                \
+  extern "C" __global__ void gather_fast_b##N(unsigned n, Strided32 g, T *out, const T *src,                \
+                                              const int64 *index, int64 size, int64 step, int check,        \
                                               uint64 *err) {                                                \
-    select_rows(n, inner, nidx, size, out, src, index, index_stride, err);                                  \
+    gather_fast(n, g, out, src, index, size, step, check, err);                                             \
   }
-TP_SELECT_ROWS(1, uint8)
-TP_SELECT_ROWS(2, uint16)
-TP_SELECT_ROWS(4, uint32)
-TP_SELECT_ROWS(8, uint64)
-TP_SELECT_ROWS(16, uint128)
+TP_GATHER_FAST(1, uint8)
+TP_GATHER_FAST(2, uint16)
+TP_GATHER_FAST(4, uint32)
+TP_GATHER_FAST(8, uint64)
+TP_GATHER_FAST(16, uint128)
+
+// ---- whole-row gathers: a team of threads per row -------------------------------------------------------------
+// Note [Row gathers]
+//   index_select of a contiguous tensor (the embedding lookup) and x[idx] on the leading dims copy whole
+//   contiguous rows: out row r is the source row chosen by the index. Per element, a flat kernel would find
+//   its row by dividing its linear index; here a team of `lanes` threads (a power of two, up to the block)
+//   owns one row at a time, reads the row's index once, and walks the row in units of U bytes (16 when the
+//   row length and the pointers allow): consecutive threads touch consecutive units (coalesced 16-byte
+//   accesses), the only arithmetic per unit is an add, and each thread issues 4 loads before its stores so
+//   several requests are in flight. A block of 256 threads holds 256 / lanes teams; the host sizes lanes to
+//   the row (1 for 1-unit rows: then every thread is a team of one and the loads of indices coalesce).
+template <typename U> __device__ __forceinline__ void copy_row(U *dst, const U *src, int units, int lane, int lanes) {
+  int c = lane;
+  for (; c + 3 * lanes < units; c += 4 * lanes) {
+    const U a = src[c], b = src[c + lanes], e = src[c + 2 * lanes], f = src[c + 3 * lanes];
+    dst[c] = a;
+    dst[c + lanes] = b;
+    dst[c + 2 * lanes] = e;
+    dst[c + 3 * lanes] = f;
+  }
+  for (; c < units; c += lanes) dst[c] = src[c];
+}
+// Row r of `rows`, team by team: lane = this thread's place in its team.
+#define TP_FOR_ROWS(r, rows, lanes)                                                                         \
+  const int lane = threadIdx.x & ((lanes) - 1), teams = blockDim.x / (lanes);                              \
+  for (int64 r = int64(blockIdx.x) * teams + threadIdx.x / (lanes); r < (rows); r += int64(gridDim.x) * teams)
+
+// index_select: a contiguous self viewed as [outer, size, units]; out[o, j, :] = src[o, index[j], :] for
+// row r = o * nidx + j (Note [Row gathers]).
+template <typename U>
+__device__ void select_rows(int64 rows, int units, int64 nidx, int64 size, U *out, const U *src,
+                            const int64 *index, int64 index_stride, int lanes, uint64 *err) {
+  TP_FOR_ROWS(r, rows, lanes) {
+    const int64 o = r < nidx ? 0 : r / nidx, j = r - o * nidx;
+    int64 k = index[j * index_stride];
+    if (valid_index(k, size, 1, err)) copy_row(out + r * units, src + (o * size + k) * units, units, lane, lanes);
+  }
+}
+// x[idx] on the leading dims: out row r = the `units` units at element offset offsets[r] (index_offsets'
+// result, checked) of src; an offset in units is offsets[r] >> shift (the host checked that it divides).
+template <typename U>
+__device__ void gather_rows(int64 rows, int units, U *out, const U *src, const int64 *offsets, int shift,
+                            int lanes) {
+  TP_FOR_ROWS(r, rows, lanes) copy_row(out + r * units, src + (offsets[r] >> shift), units, lane, lanes);
+}
+#define TP_ROWS_KERNELS(N, U)                                                                               \
+  extern "C" __global__ void select_rows_b##N(int64 rows, int units, int64 nidx, int64 size, U *out,       \
+                                              const U *src, const int64 *index, int64 index_stride,         \
+                                              int lanes, uint64 *err) {                                     \
+    select_rows(rows, units, nidx, size, out, src, index, index_stride, lanes, err);                        \
+  }                                                                                                         \
+  extern "C" __global__ void gather_rows_b##N(int64 rows, int units, U *out, const U *src,                 \
+                                              const int64 *offsets, int shift, int lanes) {                 \
+    gather_rows(rows, units, out, src, offsets, shift, lanes);                                              \
+  }
+TP_ROWS_KERNELS(1, uint8)
+TP_ROWS_KERNELS(2, uint16)
+TP_ROWS_KERNELS(4, uint32)
+TP_ROWS_KERNELS(8, uint64)
+TP_ROWS_KERNELS(16, uint4)
 
 // ---- atomics: one read-modify-write of any element type ----------------------------------------------------
 // Note [Atomic updates]
@@ -223,10 +282,26 @@ template <typename T> __device__ void scatter_mean(int64 n, const Geometry &g, T
   }
 }
 
+// scatter_fast_<T>: the same scatter with 32-bit offsets (Note [Fast strided offsets]).
+template <typename T>
+__device__ void scatter_fast(unsigned n, const Strided32 &g, T *dst, const int64 *index, const T *src, int64 size,
+                             int64 step, int check, int reduce, uint64 *err) {
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const Offsets32 o = offsets32<3>(g, i);
+    int64 k = index[o.o[1]];
+    if (valid_index(k, size, check, err)) combine_at(dst + o.o[0] + k * step, src[o.o[2]], reduce);
+  }
+}
+
 #define TP_SCATTER(T)                                                                                       \
   extern "C" __global__ void scatter_##T(int64 n, Geometry g, T *dst, const int64 *index, const T *src,     \
                                          int64 size, int64 step, int check, int reduce, uint64 *err) {      \
     scatter(n, g, dst, index, src, size, step, check, reduce, err);                                         \
+  }                                                                                                         \
+  extern "C" __global__ void scatter_fast_##T(unsigned n, Strided32 g, T *dst, const int64 *index,          \
+                                              const T *src, int64 size, int64 step, int check, int reduce,  \
+                                              uint64 *err) {                                                \
+    scatter_fast(n, g, dst, index, src, size, step, check, reduce, err);                                    \
   }                                                                                                         \
   extern "C" __global__ void scatter_mean_##T(int64 n, Geometry g, T *self, const int64 *counts) {          \
     scatter_mean(n, g, self, counts);                                                                       \
@@ -301,35 +376,61 @@ extern "C" __global__ void exclusive_scan_int64(int64 n, int64 *data, int64 *tot
   if (threadIdx.x == 0) total[0] = carry;
 }
 
-// ---- nonzero (Note [Nonzero passes] in csrc/cuda/ops_index_advanced.cpp) ------------------------------------
+// ---- nonzero (Note [Nonzero passes] in csrc/cuda/index_common.cpp) ----------------------------------------
 // Each block owns a chunk of blockDim.x * kItems elements of a contiguous bool tensor; each thread kItems
-// consecutive ones of it, so both passes see the same elements in the same order.
+// consecutive ones of it, so both passes see the same elements in the same order. A thread reads its 16
+// bytes as one 16-byte load when they are aligned and in range (one memory instruction instead of 16).
 #define TP_NZ_ITEMS 16
+// The thread's 16 flags as a bit mask (bit k: element start + k is nonzero).
+__device__ __forceinline__ unsigned nonzero_bits(int64 n, const uint8 *x, int64 start) {
+  unsigned bits = 0;
+  if (start + TP_NZ_ITEMS <= n && (reinterpret_cast<unsigned long long>(x + start) & 15ull) == 0) {
+    const uint4 v = *reinterpret_cast<const uint4 *>(x + start);
+    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+#pragma unroll
+      for (int b = 0; b < 4; ++b) bits |= ((w[q] >> (8 * b)) & 0xffu) ? (1u << (4 * q + b)) : 0u;
+  } else {
+    for (int k = 0; k < TP_NZ_ITEMS; ++k) bits |= (start + k < n && x[start + k]) ? (1u << k) : 0u;
+  }
+  return bits;
+}
+
 extern "C" __global__ void nonzero_count(int64 n, const uint8 *x, int64 *block_counts) {
   const int64 start = (int64(blockIdx.x) * blockDim.x + threadIdx.x) * TP_NZ_ITEMS;
-  int count = 0;
-  for (int k = 0; k < TP_NZ_ITEMS; ++k) count += (start + k < n && x[start + k]) ? 1 : 0;
-  const int total = block_sum<int>(count);
+  const int total = block_sum<int>(__popc(nonzero_bits(n, x, start)));
   if (threadIdx.x == 0) block_counts[blockIdx.x] = total;
 }
 
 // Coordinates of every true element, row-major: out[r, d]. `dims` holds the input's sizes (dims.ndim of them);
-// block_offsets[b] is where block b's first hit goes (the exclusive scan of nonzero_count's results).
+// block_offsets[b] is where block b's first hit goes (the exclusive scan of nonzero_count's results). With
+// `fast` (n < 2^31), the coordinates come from dims32's precomputed divisors (Note [Fast strided offsets]).
 extern "C" __global__ void nonzero_write(int64 n, const uint8 *x, const int64 *block_offsets, int64 *out,
-                                         Geometry dims) {
+                                         Geometry dims, Strided32 dims32, int fast) {
   const int64 start = (int64(blockIdx.x) * blockDim.x + threadIdx.x) * TP_NZ_ITEMS;
-  int count = 0;
-  for (int k = 0; k < TP_NZ_ITEMS; ++k) count += (start + k < n && x[start + k]) ? 1 : 0;
+  unsigned bits = nonzero_bits(n, x, start);
   int block_total;
-  int64 at = block_offsets[blockIdx.x] + block_exclusive_scan<int>(count, &block_total);
+  int64 at = block_offsets[blockIdx.x] + block_exclusive_scan<int>(__popc(bits), &block_total);
   const int nd = dims.ndim;
-  for (int k = 0; k < TP_NZ_ITEMS; ++k) {
-    const int64 i = start + k;
-    if (i >= n || !x[i]) continue;
-    int64 rem = i;
-    for (int d = nd - 1; d >= 0; --d) {
-      out[at * nd + d] = rem % dims.sizes[d];
-      rem /= dims.sizes[d];
+  while (bits) {
+    const int k = __ffs(bits) - 1;
+    bits &= bits - 1;
+    int64 *row = out + at * nd;
+    if (fast) {
+      unsigned rem = unsigned(start + k);
+      for (int d = 0; d < nd - 1; ++d) {  // dims32 is innermost first
+        const unsigned q = fast_div(rem, dims32.magic[d], dims32.shift[d]);
+        row[nd - 1 - d] = int64(rem - q * dims32.sizes[d]);
+        rem = q;
+      }
+      row[0] = int64(rem);
+    } else {
+      int64 rem = start + k;
+      for (int d = nd - 1; d >= 0; --d) {
+        row[d] = rem % dims.sizes[d];
+        rem /= dims.sizes[d];
+      }
     }
     ++at;
   }
