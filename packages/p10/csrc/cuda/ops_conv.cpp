@@ -13,7 +13,8 @@
 //     plain:      col = im2col(x[chunk])                      [G, cg*K, nb*L_out]  (rows (c, k), cols (n, l))
 //                 y   = bias + w (G x og x cg*K) @ col         [G, og, nb*L_out] = [O, nb, L_out]
 //                 out[chunk] = y with its first two dims swapped (one strided copy)
-//     transposed: xt  = x[chunk] with n and c swapped          [G, cg, nb*L_in]
+//     transposed (stride above 1; stride 1 runs as plain, Note [Stride-1 transposed convolution as a plain one]):
+//                 xt  = x[chunk] with n and c swapped          [G, cg, nb*L_in]
 //                 col = w^T (G x og*K x cg) @ xt               [G, og*K, nb*L_in]
 //                 out[chunk] = bias + col2im(col)              (the gather adds onto the bias)
 //   The column buffer is bounded by kColBytes, which sets nb; a chunk of one sample skips the swaps (its
@@ -55,6 +56,32 @@ std::array<int64_t, 3> spread(const std::vector<int64_t> &v, int64_t dims, int64
   return r;
 }
 
+// Note [Stride-1 transposed convolution as a plain one]
+//   A transposed convolution scatters: out[n, g og + o, i] sums x[n, g cg + c, j] w[g cg + c, o, k] over the
+//   taps k with i = j s - p + k d. With s = 1 that is j = i + p - k d, and writing k' = K-1-k (every spatial
+//   dim reversed), j = i - P + k' d with P = d (K-1) - p: a plain convolution of the same input with
+//   padding P, dilation d and the weight
+//       w'[g og + o, c, k'] = w[g cg + c, o, K-1-k']        (channels swapped within each group, taps reversed)
+//   (reversing every dim of a row-major tap index reverses its flat index). Only the left padding is a
+//   number: the output size is the transposed op's, and im2col reads 0 wherever a tap leaves the input, so
+//   output_padding needs nothing. P may be negative (p > d (K-1)); im2col's window arithmetic is signed.
+//   Why: the transposed form writes a column matrix K times the output's size from its GEMM and reads it
+//   back in col2im; the plain form writes K times the input's size in im2col and its GEMM writes the output
+//   directly, with float32 accumulation over every (c, k) (one rounding per output in float16/bfloat16).
+//   The input gradient of a stride-1 convolution (a ResNet's 3x3 layers) is this transposed convolution.
+//   Strides above 1 keep GEMM + col2im.
+
+// w' of the Note: [cout, cg, K] from the contiguous transposed weight w [G * cg, og, K], by one strided copy
+// that reads the taps backwards (a stride of -1).
+Tensor plain_weight(const Tensor &w, int64_t G, int64_t cg, int64_t og, int64_t K) {
+  Tensor r = empty_tensor({G * og, cg, K}, w.dtype(), w.device());
+  // Both as [G, og, cg, K]: r is contiguous; w's element (g, c, o, k) sits at ((g cg + c) og + o) K + k, and
+  // its tap K-1-k at that minus k from the offset K-1.
+  device_copy(make_view(r, {G, og, cg, K}, {og * cg * K, cg * K, K, 1}, r.storage_offset()),
+              make_view(w, {G, og, cg, K}, {cg * og * K, K, og * K, -1}, w.storage_offset() + K - 1));
+  return r;
+}
+
 }  // namespace
 
 static Tensor convolution(const Tensor &input, const Tensor &weight, const Tensor &bias, std::vector<int64_t> stride,
@@ -75,25 +102,34 @@ static Tensor convolution(const Tensor &input, const Tensor &weight, const Tenso
   // Sizes (Note [CUDA convolution as batched GEMM]); the window is the CPU's Note [Window geometry].
   const int64_t dims = weight.dim() - 2, N = input.size(0), cin = input.size(1), cout = out.size(1), G = groups;
   const int64_t cg = cin / G, og = cout / G;
-  const Tensor &image = transposed ? out : input, &columns = transposed ? input : out;
-  WindowGeometry g;
-  g.channels = transposed ? cout : cin;
   const auto s3 = spread(stride, dims, 1), p3 = spread(padding, dims, 0), d3 = spread(dilation, dims, 1);
+  const int64_t K = shape_numel(Shape(weight.sizes().begin() + 2, weight.sizes().end()));
+  const int64_t lin = shape_numel(Shape(input.sizes().begin() + 2, input.sizes().end()));
+  const int64_t lout = shape_numel(Shape(out.sizes().begin() + 2, out.sizes().end()));
+  const bool unit_stride = s3 == std::array<int64_t, 3>{1, 1, 1};
+  const bool identity = K == 1 && unit_stride && p3 == std::array<int64_t, 3>{0, 0, 0} &&
+                        Shape(input.sizes().begin() + 2, input.sizes().end()) ==
+                            Shape(out.sizes().begin() + 2, out.sizes().end());
+  // A stride-1 transposed convolution runs as a plain one: Note [Stride-1 transposed convolution as a plain one].
+  const bool flip = transposed && unit_stride && !identity;
+  const bool plain = !transposed || flip;
+
+  const Tensor x = input.is_contiguous() ? input : contiguous_as(input, t);
+  const Tensor w0 = weight.is_contiguous() ? weight : contiguous_as(weight, t);
+  const Tensor w = flip ? plain_weight(w0, G, cg, og, K) : w0;
+  const Tensor &image = plain ? input : out, &columns = plain ? out : input;
+  WindowGeometry g;
+  g.channels = plain ? cin : cout;
   for (int64_t i = 0; i < dims; ++i) {
     const size_t j = size_t(3 - dims + i);
     g.in[j] = image.size(2 + i), g.out[j] = columns.size(2 + i), g.kernel[j] = weight.size(2 + i);
   }
   g.stride = s3, g.pad = p3, g.dilation = d3;
-  const int64_t K = g.kernel_numel(), lin = shape_numel(Shape(input.sizes().begin() + 2, input.sizes().end()));
-  const int64_t lout = shape_numel(Shape(out.sizes().begin() + 2, out.sizes().end()));
-  const int64_t rows = (transposed ? og : cg) * K;  // per group, the column rows
-  const bool identity = K == 1 && g.stride == std::array<int64_t, 3>{1, 1, 1} &&
-                        g.pad == std::array<int64_t, 3>{0, 0, 0} && g.in == g.out;
-
-  const Tensor x = input.is_contiguous() ? input : contiguous_as(input, t);
-  const Tensor w = weight.is_contiguous() ? weight : contiguous_as(weight, t);
+  if (flip)
+    for (size_t j = 0; j < 3; ++j) g.pad[j] = d3[j] * (g.kernel[j] - 1) - p3[j];  // may be negative
+  const int64_t rows = (plain ? cg : og) * K;  // per group, the column rows
   // The weight as [G, og, cg*K] (plain), or as [G, og*K, cg] read transposed from [Cin, og*K] (transposed).
-  const Tensor wg = transposed ? view3(w, 0, {G, rows, cg}, {cg * rows, 1, rows}) : view3(w, 0, {G, og, rows}, {og * rows, rows, 1});
+  const Tensor wg = plain ? view3(w, 0, {G, og, rows}, {og * rows, rows, 1}) : view3(w, 0, {G, rows, cg}, {cg * rows, 1, rows});
   const Tensor bias3 = bias.defined() ? view3(bias, 0, {G, og, 1}, {og * bias.stride(0), bias.stride(0), 0}) : Tensor();
   const int64_t elem = int64_t(out->itemsize());
 
@@ -104,19 +140,19 @@ static Tensor convolution(const Tensor &input, const Tensor &weight, const Tenso
     return out;
   }
 
-  if (transposed && bias.defined())  // col2im adds onto what is there (else it overwrites)
+  if (!plain && bias.defined())  // col2im adds onto what is there (else it overwrites)
     device_copy(view3(out, 0, {N, cout, lout}, {cout * lout, lout, 1}),
                 view3(bias, 0, {N, cout, lout}, {0, bias.stride(0), 0}));
-  const int64_t l_col = transposed ? lin : lout;  // columns per sample
+  const int64_t l_col = plain ? lout : lin;  // columns per sample
   const int64_t per_sample = G * rows * l_col * elem;
   const int64_t nb = std::clamp<int64_t>(kColBytes / std::max<int64_t>(per_sample, 1), 1, N);
   Tensor col = empty_tensor({G * rows * nb * l_col}, t, device);
-  Tensor tmp = !transposed && nb > 1 ? empty_tensor({cout * nb * lout}, t, device) : Tensor();
-  Tensor xt = transposed && nb > 1 ? empty_tensor({cin * nb * lin}, t, device) : Tensor();
+  Tensor tmp = plain && nb > 1 ? empty_tensor({cout * nb * lout}, t, device) : Tensor();
+  Tensor xt = !plain && nb > 1 ? empty_tensor({cin * nb * lin}, t, device) : Tensor();
   for (int64_t n0 = 0; n0 < N; n0 += nb) {
     const int64_t c = std::min(nb, N - n0), L = c * l_col;
     const Tensor colg = view3(col, 0, {G, rows, L}, {rows * L, L, 1});
-    if (!transposed) {
+    if (plain) {
       launch_im2col(dev, t, col_window(g, c, L, l_col), col.data_ptr(),
                     static_cast<const char *>(x.data_ptr()) + n0 * cin * lin * elem);
       if (c == 1) {
