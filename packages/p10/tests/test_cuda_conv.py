@@ -235,16 +235,16 @@ def test_transposed_with_stride_splits_into_chunks():
     np.testing.assert_allclose(np_of64(got), np_of64(cpu), rtol=1e-4, atol=1e-4)
 
 
-# Note [Per-sample GEMMs straight into NCHW] (ops_conv.cpp): one group and cg * K <= L_out / 4. With 3
-# channels and a 3x3 window cg * K = 27: 12x9 = 108 outputs is the threshold (taken), 1x107 falls back; a 1x1
-# window has cg = 3 and takes it in all three (the 1x1 stride-1 path, one GEMM for the batch).
-@pytest.mark.parametrize("size", [(16, 15), (12, 9), (1, 107)])
+# Note [Per-sample GEMMs straight into NCHW] (ops_conv.cpp): one group, cg * K <= L_out / 4 and L_out 16-byte
+# aligned. With 2 channels and a 3x3 window cg * K = 18: 8x9 = 72 outputs is the threshold (taken), 1x71
+# falls back; a 1x1 window (cg = 2: the 1x1 stride-1 path, one GEMM for the batch) takes it but for 1x71.
+@pytest.mark.parametrize("size", [(16, 15), (8, 9), (1, 71)])
 @pytest.mark.parametrize("k", [1, 3])
 @pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("dtype", [tp.float32, tp.bfloat16])
 def test_one_group_products_write_nchw(size, k, transposed, dtype):
-    x, b = rng.standard_normal((4, 3, *size)), rng.standard_normal(5)
-    w = rng.standard_normal((3, 5, k, k) if transposed else (5, 3, k, k)) * 0.3
+    x, b = rng.standard_normal((4, 2, *size)), rng.standard_normal(5)
+    w = rng.standard_normal((2, 5, k, k) if transposed else (5, 2, k, k)) * 0.3
     x, w, b = (np_of64(tp.tensor(a).to(dtype)) for a in (x, w, b))
     fn, ref = (tp.conv_transpose2d, ref_conv_transpose) if transposed else (tp.conv2d, ref_conv)
     got = fn(cuda(x, dtype), cuda(w, dtype), cuda(b, dtype), padding=k // 2)

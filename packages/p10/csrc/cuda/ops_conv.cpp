@@ -63,7 +63,8 @@ std::array<int64_t, 3> spread(const std::vector<int64_t> &v, int64_t dims, int64
 //   sample's [O, L_out] where it belongs, with col in the ops' layout [nb, cg*K, L_out]. cuBLAS wants a real
 //   matrix per batch entry (ops_matmul.cpp copies a stride-0 batch), so the weight is repeated nb times once
 //   per call: nb * O * cg*K elements written. That beats the output pass (2 * nb * O * L_out) when cg*K is
-//   small next to L_out; it is taken when cg*K <= L_out / 4 (a ResNet 3x3 layer on 56x56: 576 vs 3136). The
+//   small next to L_out; it is taken when cg*K <= L_out / 4 (a ResNet 3x3 layer on 56x56: 576 vs 3136) and
+//   a sample's L_out elements are a multiple of 16 bytes (every matrix aligned for tensor-core GEMMs). The
 //   weight gradient's form (L_out = 9 and a huge cg*K) keeps the batched-over-groups GEMM, whose wide
 //   columns (all samples side by side) suit it. The 1x1 stride-1 path uses the same batching: one GEMM for
 //   the batch instead of one per sample.
@@ -158,7 +159,8 @@ static Tensor convolution(const Tensor &input, const Tensor &weight, const Tenso
   const int64_t elem = int64_t(out->itemsize());
 
   // Note [Per-sample GEMMs straight into NCHW]: taken when the repeated weight is small next to the output.
-  const bool nchw = G == 1 && N > 1 && (identity ? cg : rows) * 4 <= lout && (plain || identity);
+  const bool nchw = G == 1 && N > 1 && (identity ? cg : rows) * 4 <= lout && (plain || identity) &&
+                    lout * elem % 16 == 0;  // each sample's matrices 16-byte aligned, as tensor-core GEMMs want
   if (identity) {  // no window: each sample's product reads and writes the tensors themselves
     if (nchw) {
       gemm(repeat_weight(wg, N), view3(x, 0, {N, cin, lin}, {cin * lin, lin, 1}), bias_rows(bias, N, og),
