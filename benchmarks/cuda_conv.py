@@ -5,13 +5,16 @@ float32 and bfloat16, its input and weight gradients, and max_pool2d (3x3, strid
 Run on a GPU machine: ``python benchmarks/cuda_conv.py [--quick] [--out FILE]``. Both libraries run in the
 same process on the same GPU; each op is timed with its own library's CUDA events over ``iters`` calls after a
 warm-up (which, for TensorPlay, also compiles the kernels or reads them from the disk cache). TensorPlay
-convolves by im2col + cuBLAS GEMM (Note [CUDA convolution as batched GEMM] in csrc/cuda/ops_conv.cpp); PyTorch
-calls cuDNN, whose implicit-GEMM and Winograd kernels never write the column matrix, so a speed well below
-PyTorch's is expected for the convolutions: the report says how far. float32 runs in full float32 in both
-(TF32 off). TFLOP/s counts 2 * N * O * C * 9 * H * W per convolution; max_pool2d is reported in GB/s (input
-read once, output written once). Next to each figure, the largest error of TensorPlay's GPU result against
-PyTorch's (or, without PyTorch, against TensorPlay's CPU result on the first sample). The report (JSON) holds
-the figures and ratios; nothing is asserted.
+convolves by im2col + cuBLAS GEMM (Note [CUDA convolution as batched GEMM] in csrc/cuda/ops_conv.cpp): the
+forward and dgrad cases are one 32-bit im2col (Note [im2col by column rows] in im2col.cu) and one
+strided-batched GEMM straight into NCHW (Note [Per-sample GEMMs straight into NCHW]), dgrad after turning the
+stride-1 transposed convolution into a plain one (Note [Stride-1 transposed convolution as a plain one]).
+PyTorch calls cuDNN, whose implicit-GEMM and Winograd kernels never write the column matrix, so the column
+matrix's write and read are what separates the two: the report says how far. float32 runs in full float32
+in both (TF32 off). TFLOP/s counts 2 * N * O * C * 9 * H * W per convolution; max_pool2d is reported in GB/s
+(input read once, output written once). Next to each figure, the largest error of TensorPlay's GPU result
+against PyTorch's (or, without PyTorch, against TensorPlay's CPU result on the first sample). The report
+(JSON) holds the figures and ratios; nothing is asserted.
 """
 
 from __future__ import annotations

@@ -189,6 +189,90 @@ def test_batches_split_into_chunks(transposed):
     np.testing.assert_allclose(np_of64(got), np_of64(cpu), rtol=1e-4, atol=1e-4)
 
 
+# Note [Stride-1 transposed convolution as a plain one] (ops_conv.cpp): padding above d * (k - 1) makes the
+# plain padding negative; output_padding below the dilation grows the output on the right only.
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize(
+    "padding, output_padding, groups, dilation, bias",
+    [(1, 0, 1, 1, True), (3, 0, 2, 1, False), (2, 1, 3, 2, True), (0, 1, 1, 2, False), (5, 0, 1, 2, True)],
+)
+def test_stride_one_transposed_runs_as_a_plain_convolution(
+    d, padding, output_padding, groups, dilation, bias
+):
+    x = rng.standard_normal((3, 6, *(s + 4 for s in SPATIAL[d])))
+    w = rng.standard_normal((6, 4, *KERNEL[d]))
+    b = rng.standard_normal(4 * groups) if bias else None
+    args = (1, padding, output_padding, groups, dilation)
+    got = CONV_T[d](cuda(x), cuda(w), None if b is None else cuda(b), *args)
+    cpu = CONV_T[d](
+        tp.tensor(x).float(), tp.tensor(w).float(), None if b is None else tp.tensor(b).float(), *args
+    )
+    check(got, ref_conv_transpose(x, w, b, *args), cpu, 1e-4)
+
+
+@pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16])
+def test_stride_one_transposed_in_16_bits(dtype):
+    x, w, b = (
+        rng.standard_normal((2, 4, 7, 6)),
+        rng.standard_normal((4, 3, 3, 3)) * 0.3,
+        rng.standard_normal(3),
+    )
+    x, w, b = (np_of64(tp.tensor(a).to(dtype)) for a in (x, w, b))
+    got = tp.conv_transpose2d(cuda(x, dtype), cuda(w, dtype), cuda(b, dtype), padding=1)
+    cpu = tp.conv_transpose2d(*(tp.tensor(a).to(dtype) for a in (x, w, b)), padding=1)
+    assert got.dtype == dtype
+    check(got, ref_conv_transpose(x, w, b, 1, 1), cpu, TOL[dtype])
+
+
+def test_transposed_with_stride_splits_into_chunks():
+    # The GEMM + col2im path: one sample's columns take ~151 MB, so 3 samples run as chunks of 1.
+    x, w = rng.standard_normal((3, 8, 128, 128)), rng.standard_normal((8, 64, 3, 3)) * 0.1
+    got, cpu = (
+        tp.conv_transpose2d(a, b, stride=2, padding=1, output_padding=1)
+        for a, b in ((cuda(x), cuda(w)), (tp.tensor(x).float(), tp.tensor(w).float()))
+    )
+    assert got.shape == (3, 64, 256, 256)
+    np.testing.assert_allclose(np_of64(got), np_of64(cpu), rtol=1e-4, atol=1e-4)
+
+
+# Note [Per-sample GEMMs straight into NCHW] (ops_conv.cpp): one group, cg * K <= L_out / 4 and L_out 16-byte
+# aligned. With 2 channels and a 3x3 window cg * K = 18: 8x9 = 72 outputs is the threshold (taken), 1x71
+# falls back; a 1x1 window (cg = 2: the 1x1 stride-1 path, one GEMM for the batch) takes it but for 1x71.
+@pytest.mark.parametrize("size", [(16, 15), (8, 9), (1, 71)])
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("dtype", [tp.float32, tp.bfloat16])
+def test_one_group_products_write_nchw(size, k, transposed, dtype):
+    x, b = rng.standard_normal((4, 2, *size)), rng.standard_normal(5)
+    w = rng.standard_normal((2, 5, k, k) if transposed else (5, 2, k, k)) * 0.3
+    x, w, b = (np_of64(tp.tensor(a).to(dtype)) for a in (x, w, b))
+    fn, ref = (tp.conv_transpose2d, ref_conv_transpose) if transposed else (tp.conv2d, ref_conv)
+    got = fn(cuda(x, dtype), cuda(w, dtype), cuda(b, dtype), padding=k // 2)
+    cpu = fn(*(tp.tensor(a).to(dtype) for a in (x, w, b)), padding=k // 2)
+    assert got.dtype == dtype and got.shape == (4, 5, *size)
+    check(got, ref(x, w, b, 1, k // 2), cpu, TOL[dtype])
+
+
+@pytest.mark.parametrize("k", [(5, 6), (6, 6), (7, 7)])  # taps per kernel row group: 30 (<= 32), then 36, 49
+def test_large_windows_and_the_weight_gradient_form(k):
+    # im2col_rows writes whole windows per thread up to 32 taps, one kernel row per thread above; the weight
+    # gradient's form (channels as the batch, the output gradient as the kernel) has a whole image as window.
+    x, w = rng.standard_normal((3, 4, 12, 11)), rng.standard_normal((5, 4, *k))
+    got = tp.conv2d(cuda(x), cuda(w), None, 1, 2)
+    check(
+        got,
+        ref_conv(x, w, None, 1, 2),
+        tp.conv2d(tp.tensor(x).float(), tp.tensor(w).float(), None, 1, 2),
+        1e-4,
+    )
+    x = rng.standard_normal((2, 4, 9, 10))
+    xt = cuda(x).transpose(0, 1)  # [C, N, H, W], non-contiguous, as the TPX formula passes it
+    got = tp.conv2d(xt, xt, None, 1, 1)
+    want = ref_conv(x.transpose(1, 0, 2, 3), x.transpose(1, 0, 2, 3), None, 1, 1)
+    assert got.shape == (4, 4, 3, 3)
+    np.testing.assert_allclose(np_of64(got), want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16, tp.float64])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_dtypes(dtype, transposed):
@@ -284,6 +368,20 @@ def test_im2col_and_col2im(k, dl, p, s, dtype):
     )
     unb = tp.im2col(cuda(x[0], dtype), k, dl, p, s)  # unbatched
     np.testing.assert_array_equal(np_of64(unb), want[0])
+
+
+def test_im2col_past_int32_takes_the_64_bit_kernel():
+    # 4 * 9 * 2^25 > 2^30 column entries: im2col_fits_int32 is false, so the general kernel runs. Checked on
+    # the first two and the last three output rows of the first and the last channel, against NumPy.
+    x = rng.integers(0, 255, (1, 4, 4096, 8192), dtype=np.uint8)
+    got = tp.im2col(tp.tensor(x).to(DEV), [3, 3], [1, 1], [1, 1], [1, 1])
+    assert got.shape == (1, 36, 4096 * 8192)
+    for c in (0, 3):
+        top = np.pad(x[:, c : c + 1, :3], [(0, 0), (0, 0), (1, 0), (0, 0)])  # output rows 0, 1
+        bottom = np.pad(x[:, c : c + 1, -4:], [(0, 0), (0, 0), (0, 1), (0, 0)])  # output rows 4093..4095
+        for part, cols in ((top, slice(0, 2 * 8192)), (bottom, slice(-3 * 8192, None))):
+            want = ref_unfold(part, (3, 3), (1, 1), (0, 1), (1, 1))
+            np.testing.assert_array_equal(np_of64(got[:, 9 * c : 9 * c + 9, cols]), want)
 
 
 def test_bool_fold_is_a_logical_or_and_errors():

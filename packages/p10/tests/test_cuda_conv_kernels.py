@@ -18,12 +18,12 @@ INTS = ["uint8", "int8", "int16", "int32", "int64"]
 
 def test_im2col_kernels():
     names = kernel_entries("im2col.cu")
-    assert {f"{k}_{t}" for k in ("im2col", "col2im") for t in REAL} <= names
+    assert {f"{k}_{t}" for k in ("im2col", "im2col_rows", "col2im", "col2im32") for t in REAL} <= names
 
 
 def test_pool_kernels():
     names = kernel_entries("pool.cu")
-    assert {f"max_pool_{t}" for t in INTS + FLOATS} <= names
+    assert {f"{k}_{t}" for k in ("max_pool", "max_pool32") for t in INTS + FLOATS} <= names
     assert {f"avg_pool_{t}" for t in ["int64"] + FLOATS} <= names
     assert {f"adaptive_{k}_pool_{t}" for k in ("avg", "max") for t in FLOATS} <= names
 

@@ -161,6 +161,18 @@ def test_max_pool_dtypes(dtype):
     np.testing.assert_array_equal(np_of64(v), ref_max_pool(a, 2, 3, 2, 1)[0])
 
 
+def test_max_pool_past_int32_takes_the_64_bit_kernel():
+    # 2^30 input elements: pool_fits_int32 is false, so the general max_pool_* kernel runs (every smaller test
+    # takes max_pool32_*, Note [32-bit pooling indices]). Checked on the last plane's last two output rows,
+    # whose flat indices are the largest: they read input rows 16379..16383, no padding below.
+    a = rng.integers(0, 255, (4, 16384, 16384), dtype=np.uint8)
+    v, i = tp.max_pool2d_with_indices(tp.tensor(a).to(DEV), 3, 2, 1)
+    assert v.shape == (4, 8192, 8192)
+    want_v, want_i = ref_max_pool(a[3:, 16379:].astype(np.float64), 2, 3, 2, [0, 1])
+    np.testing.assert_array_equal(np_of64(v[3:, -2:]), want_v)
+    np.testing.assert_array_equal(i[3:, -2:].cpu().numpy(), want_i + 16379 * 16384)
+
+
 def test_max_pool_nan_and_inf():
     a = rng.standard_normal((1, 2, 6, 6)).astype(np.float32)
     a[0, 0, 1, 1] = a[0, 0, 1, 2] = np.nan

@@ -13,7 +13,8 @@
 //     plain:      col = im2col(x[chunk])                      [G, cg*K, nb*L_out]  (rows (c, k), cols (n, l))
 //                 y   = bias + w (G x og x cg*K) @ col         [G, og, nb*L_out] = [O, nb, L_out]
 //                 out[chunk] = y with its first two dims swapped (one strided copy)
-//     transposed: xt  = x[chunk] with n and c swapped          [G, cg, nb*L_in]
+//     transposed (stride above 1; stride 1 runs as plain, Note [Stride-1 transposed convolution as a plain one]):
+//                 xt  = x[chunk] with n and c swapped          [G, cg, nb*L_in]
 //                 col = w^T (G x og*K x cg) @ xt               [G, og*K, nb*L_in]
 //                 out[chunk] = bias + col2im(col)              (the gather adds onto the bias)
 //   The column buffer is bounded by kColBytes, which sets nb; a chunk of one sample skips the swaps (its
@@ -55,6 +56,57 @@ std::array<int64_t, 3> spread(const std::vector<int64_t> &v, int64_t dims, int64
   return r;
 }
 
+// Note [Per-sample GEMMs straight into NCHW]
+//   The batched-over-groups GEMM of Note [CUDA convolution as batched GEMM] gives [O, nb, L_out], which one more
+//   pass (reading and writing the whole output) turns into out's [nb, O, L_out]. With one group the product
+//   can instead be batched over the samples: out[n] = w @ col[n], a strided-batched GEMM that writes each
+//   sample's [O, L_out] where it belongs, with col in the ops' layout [nb, cg*K, L_out]. cuBLAS wants a real
+//   matrix per batch entry (ops_matmul.cpp copies a stride-0 batch), so the weight is repeated nb times once
+//   per call: nb * O * cg*K elements written. That beats the output pass (2 * nb * O * L_out) when cg*K is
+//   small next to L_out; it is taken when cg*K <= L_out / 4 (a ResNet 3x3 layer on 56x56: 576 vs 3136) and
+//   a sample's L_out elements are a multiple of 16 bytes (every matrix aligned for tensor-core GEMMs). The
+//   weight gradient's form (L_out = 9 and a huge cg*K) keeps the batched-over-groups GEMM, whose wide
+//   columns (all samples side by side) suit it. The 1x1 stride-1 path uses the same batching: one GEMM for
+//   the batch instead of one per sample.
+
+// The single group [1, og, rows] of `wg` repeated n times, contiguous [n, og, rows] (any strides in wg).
+Tensor repeat_weight(const Tensor &wg, int64_t n) {
+  Tensor r = empty_tensor({n, wg.size(1), wg.size(2)}, wg.dtype(), wg.device());
+  device_copy(r, make_view(wg, {n, wg.size(1), wg.size(2)}, {0, wg.stride(1), wg.stride(2)}, wg.storage_offset()));
+  return r;
+}
+
+// The bias as baddbmm's `self` for n samples of one group: [n, og, 1] broadcast; undefined without a bias.
+Tensor bias_rows(const Tensor &bias, int64_t n, int64_t og) {
+  return bias.defined() ? make_view(bias, {n, og, 1}, {0, bias.stride(0), 0}, bias.storage_offset()) : Tensor();
+}
+
+// Note [Stride-1 transposed convolution as a plain one]
+//   A transposed convolution scatters: out[n, g og + o, i] sums x[n, g cg + c, j] w[g cg + c, o, k] over the
+//   taps k with i = j s - p + k d. With s = 1 that is j = i + p - k d, and writing k' = K-1-k (every spatial
+//   dim reversed), j = i - P + k' d with P = d (K-1) - p: a plain convolution of the same input with
+//   padding P, dilation d and the weight
+//       w'[g og + o, c, k'] = w[g cg + c, o, K-1-k']        (channels swapped within each group, taps reversed)
+//   (reversing every dim of a row-major tap index reverses its flat index). Only the left padding is a
+//   number: the output size is the transposed op's, and im2col reads 0 wherever a tap leaves the input, so
+//   output_padding needs nothing. P may be negative (p > d (K-1)); im2col's window arithmetic is signed.
+//   Why: the transposed form writes a column matrix K times the output's size from its GEMM and reads it
+//   back in col2im; the plain form writes K times the input's size in im2col and its GEMM writes the output
+//   directly, with float32 accumulation over every (c, k) (one rounding per output in float16/bfloat16).
+//   The input gradient of a stride-1 convolution (a ResNet's 3x3 layers) is this transposed convolution.
+//   Strides above 1 keep GEMM + col2im.
+
+// w' of the Note: [cout, cg, K] from the contiguous transposed weight w [G * cg, og, K], by one strided copy
+// that reads the taps backwards (a stride of -1).
+Tensor plain_weight(const Tensor &w, int64_t G, int64_t cg, int64_t og, int64_t K) {
+  Tensor r = empty_tensor({G * og, cg, K}, w.dtype(), w.device());
+  // Both as [G, og, cg, K]: r is contiguous; w's element (g, c, o, k) sits at ((g cg + c) og + o) K + k, and
+  // its tap K-1-k at that minus k from the offset K-1.
+  device_copy(make_view(r, {G, og, cg, K}, {og * cg * K, cg * K, K, 1}, r.storage_offset()),
+              make_view(w, {G, og, cg, K}, {cg * og * K, K, og * K, -1}, w.storage_offset() + K - 1));
+  return r;
+}
+
 }  // namespace
 
 static Tensor convolution(const Tensor &input, const Tensor &weight, const Tensor &bias, std::vector<int64_t> stride,
@@ -75,48 +127,71 @@ static Tensor convolution(const Tensor &input, const Tensor &weight, const Tenso
   // Sizes (Note [CUDA convolution as batched GEMM]); the window is the CPU's Note [Window geometry].
   const int64_t dims = weight.dim() - 2, N = input.size(0), cin = input.size(1), cout = out.size(1), G = groups;
   const int64_t cg = cin / G, og = cout / G;
-  const Tensor &image = transposed ? out : input, &columns = transposed ? input : out;
-  WindowGeometry g;
-  g.channels = transposed ? cout : cin;
   const auto s3 = spread(stride, dims, 1), p3 = spread(padding, dims, 0), d3 = spread(dilation, dims, 1);
+  const int64_t K = shape_numel(Shape(weight.sizes().begin() + 2, weight.sizes().end()));
+  const int64_t lin = shape_numel(Shape(input.sizes().begin() + 2, input.sizes().end()));
+  const int64_t lout = shape_numel(Shape(out.sizes().begin() + 2, out.sizes().end()));
+  const bool unit_stride = s3 == std::array<int64_t, 3>{1, 1, 1};
+  const bool identity = K == 1 && unit_stride && p3 == std::array<int64_t, 3>{0, 0, 0} &&
+                        Shape(input.sizes().begin() + 2, input.sizes().end()) ==
+                            Shape(out.sizes().begin() + 2, out.sizes().end());
+  // A stride-1 transposed convolution runs as a plain one: Note [Stride-1 transposed convolution as a plain one].
+  const bool flip = transposed && unit_stride && !identity;
+  const bool plain = !transposed || flip;
+
+  const Tensor x = input.is_contiguous() ? input : contiguous_as(input, t);
+  const Tensor w0 = weight.is_contiguous() ? weight : contiguous_as(weight, t);
+  const Tensor w = flip ? plain_weight(w0, G, cg, og, K) : w0;
+  const Tensor &image = plain ? input : out, &columns = plain ? out : input;
+  WindowGeometry g;
+  g.channels = plain ? cin : cout;
   for (int64_t i = 0; i < dims; ++i) {
     const size_t j = size_t(3 - dims + i);
     g.in[j] = image.size(2 + i), g.out[j] = columns.size(2 + i), g.kernel[j] = weight.size(2 + i);
   }
   g.stride = s3, g.pad = p3, g.dilation = d3;
-  const int64_t K = g.kernel_numel(), lin = shape_numel(Shape(input.sizes().begin() + 2, input.sizes().end()));
-  const int64_t lout = shape_numel(Shape(out.sizes().begin() + 2, out.sizes().end()));
-  const int64_t rows = (transposed ? og : cg) * K;  // per group, the column rows
-  const bool identity = K == 1 && g.stride == std::array<int64_t, 3>{1, 1, 1} &&
-                        g.pad == std::array<int64_t, 3>{0, 0, 0} && g.in == g.out;
-
-  const Tensor x = input.is_contiguous() ? input : contiguous_as(input, t);
-  const Tensor w = weight.is_contiguous() ? weight : contiguous_as(weight, t);
+  if (flip)
+    for (size_t j = 0; j < 3; ++j) g.pad[j] = d3[j] * (g.kernel[j] - 1) - p3[j];  // may be negative
+  const int64_t rows = (plain ? cg : og) * K;  // per group, the column rows
   // The weight as [G, og, cg*K] (plain), or as [G, og*K, cg] read transposed from [Cin, og*K] (transposed).
-  const Tensor wg = transposed ? view3(w, 0, {G, rows, cg}, {cg * rows, 1, rows}) : view3(w, 0, {G, og, rows}, {og * rows, rows, 1});
+  const Tensor wg = plain ? view3(w, 0, {G, og, rows}, {og * rows, rows, 1}) : view3(w, 0, {G, rows, cg}, {cg * rows, 1, rows});
   const Tensor bias3 = bias.defined() ? view3(bias, 0, {G, og, 1}, {og * bias.stride(0), bias.stride(0), 0}) : Tensor();
   const int64_t elem = int64_t(out->itemsize());
 
+  // Note [Per-sample GEMMs straight into NCHW]: taken when the repeated weight is small next to the output.
+  const bool nchw = G == 1 && N > 1 && (identity ? cg : rows) * 4 <= lout && (plain || identity) &&
+                    lout * elem % 16 == 0;  // each sample's matrices 16-byte aligned, as tensor-core GEMMs want
   if (identity) {  // no window: each sample's product reads and writes the tensors themselves
+    if (nchw) {
+      gemm(repeat_weight(wg, N), view3(x, 0, {N, cin, lin}, {cin * lin, lin, 1}), bias_rows(bias, N, og),
+           view3(out, 0, {N, cout, lout}, {cout * lout, lout, 1}));
+      return out;
+    }
     for (int64_t n = 0; n < N; ++n)
       gemm(wg, view3(x, n * cin * lin, {G, cg, lin}, {cg * lin, lin, 1}), bias3,
            view3(out, n * cout * lout, {G, og, lout}, {og * lout, lout, 1}));
     return out;
   }
 
-  if (transposed && bias.defined())  // col2im adds onto what is there (else it overwrites)
+  if (!plain && bias.defined())  // col2im adds onto what is there (else it overwrites)
     device_copy(view3(out, 0, {N, cout, lout}, {cout * lout, lout, 1}),
                 view3(bias, 0, {N, cout, lout}, {0, bias.stride(0), 0}));
-  const int64_t l_col = transposed ? lin : lout;  // columns per sample
+  const int64_t l_col = plain ? lout : lin;  // columns per sample
   const int64_t per_sample = G * rows * l_col * elem;
   const int64_t nb = std::clamp<int64_t>(kColBytes / std::max<int64_t>(per_sample, 1), 1, N);
   Tensor col = empty_tensor({G * rows * nb * l_col}, t, device);
-  Tensor tmp = !transposed && nb > 1 ? empty_tensor({cout * nb * lout}, t, device) : Tensor();
-  Tensor xt = transposed && nb > 1 ? empty_tensor({cin * nb * lin}, t, device) : Tensor();
+  Tensor tmp = plain && nb > 1 && !nchw ? empty_tensor({cout * nb * lout}, t, device) : Tensor();
+  const Tensor wrep = nchw ? repeat_weight(wg, nb) : Tensor();
+  Tensor xt = !plain && nb > 1 ? empty_tensor({cin * nb * lin}, t, device) : Tensor();
   for (int64_t n0 = 0; n0 < N; n0 += nb) {
     const int64_t c = std::min(nb, N - n0), L = c * l_col;
     const Tensor colg = view3(col, 0, {G, rows, L}, {rows * L, L, 1});
-    if (!transposed) {
+    if (nchw) {  // col is [c, rows, L_out] (the ops' layout); out[chunk] = w @ col[n] for each n
+      launch_im2col(dev, t, col_window(g, c, lout, rows * lout), col.data_ptr(),
+                    static_cast<const char *>(x.data_ptr()) + n0 * cin * lin * elem);
+      gemm(view3(wrep, 0, {c, og, rows}, {og * rows, rows, 1}), view3(col, 0, {c, rows, lout}, {rows * lout, lout, 1}),
+           bias_rows(bias, c, og), view3(out, n0 * cout * lout, {c, cout, lout}, {cout * lout, lout, 1}));
+    } else if (plain) {
       launch_im2col(dev, t, col_window(g, c, L, l_col), col.data_ptr(),
                     static_cast<const char *>(x.data_ptr()) + n0 * cin * lin * elem);
       if (c == 1) {

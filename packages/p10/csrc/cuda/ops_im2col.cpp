@@ -7,6 +7,8 @@
 // on the CPU (complex ones raise NotImplementedError: no CUDA kernels yet). ops_conv.cpp uses the launches.
 #include "cuda/im2col.h"
 
+#include <algorithm>
+
 #include "cuda/ops_common.h"
 #include "cuda/ops_meta.h"
 
@@ -25,9 +27,37 @@ ColWindow col_window(const WindowGeometry &g, int64_t batch, int64_t row_stride,
   return w;
 }
 
+namespace {
+
+// Every index the 32-bit kernels (im2col_rows_*, col2im32_*) compute fits in int32 with room to spare: the
+// last column entry, the image, and each dim's window arithmetic (o * s - p + k * d). Below 2^30 rather than
+// 2^31 so that the grid-stride step past the end and the window sums cannot overflow either.
+bool im2col_fits_int32(const ColWindow &w) {
+  constexpr int64_t lim = int64_t(1) << 30;
+  const int64_t last = (w.channels * w.kernel_numel() - 1) * w.row_stride + (w.batch - 1) * w.batch_stride +
+                       w.out_numel();
+  if (last >= lim || w.batch * w.channels * w.in_numel() >= lim || w.batch * w.out_numel() >= lim) return false;
+  for (int i = 0; i < 3; ++i)
+    if (w.out[i] * w.s[i] + (w.p[i] < 0 ? -w.p[i] : w.p[i]) + w.k[i] * w.d[i] + w.in[i] >= lim) return false;
+  return true;
+}
+
+}  // namespace
+
+// Note [im2col by column rows] in im2col.cu: the 32-bit kernel when every index fits, else the 64-bit one.
 void launch_im2col(int device, ScalarType t, const ColWindow &w, void *col, const void *x) {
   const int64_t total = w.batch * w.channels * w.k[0] * w.k[1] * w.out_numel();  // per (n, c, kd, kh, l)
   if (total == 0 || w.kernel_numel() == 0) return;
+  if (im2col_fits_int32(w)) {
+    const int64_t cols = w.batch * w.out_numel();  // a row group's columns: one block row runs along them
+    const int64_t block = std::min<int64_t>(256, (cols + 31) / 32 * 32);
+    const int64_t khb = w.k[1] * w.k[2] <= 32 ? w.k[1] : 1;  // kernel rows per thread
+    const int64_t bpr = (cols + block - 1) / block;          // blocks per row group
+    const int64_t groups = w.channels * w.k[0] * (w.k[1] / khb);
+    launch(kernel(device, "im2col.cu", kname("im2col_rows", t)),
+           LaunchConfig{unsigned(groups * bpr), unsigned(block), 0}, stream_for(device), w, int(khb), int(bpr), col, x);
+    return;
+  }
   launch(kernel(device, "im2col.cu", kname("im2col", t)), elementwise_config(device, total), stream_for(device),
          total, w, col, x);
 }
@@ -35,7 +65,8 @@ void launch_im2col(int device, ScalarType t, const ColWindow &w, void *col, cons
 void launch_col2im(int device, ScalarType t, const ColWindow &w, void *x, const void *col, bool accumulate) {
   const int64_t total = w.batch * w.channels * w.in_numel();  // one thread per image element
   if (total == 0) return;
-  launch(kernel(device, "im2col.cu", kname("col2im", t)), elementwise_config(device, total), stream_for(device),
+  const char *base = im2col_fits_int32(w) ? "col2im32" : "col2im";  // the same gather in 32-bit indices
+  launch(kernel(device, "im2col.cu", kname(base, t)), elementwise_config(device, total), stream_for(device),
          total, w, x, col, int(accumulate));
 }
 

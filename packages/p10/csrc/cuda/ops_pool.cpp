@@ -30,6 +30,16 @@ PoolWindow sliding_window(const char *op, const Tensor &self, const Tensor &meta
   return w;
 }
 
+// Every index max_pool32_* computes fits in int32 with room to spare (Note [32-bit pooling indices] in pool.cu):
+// the input, the output, and each dim's window arithmetic (o * s - p + k * d).
+bool pool_fits_int32(const PoolWindow &w, int64_t in_numel, int64_t out_numel) {
+  constexpr int64_t lim = int64_t(1) << 30;
+  if (in_numel >= lim || out_numel >= lim) return false;
+  for (int i = 0; i < 3; ++i)
+    if (w.out[i] * w.s[i] + w.p[i] + w.k[i] * w.d[i] + w.in[i] >= lim) return false;
+  return true;
+}
+
 // Max pooling after the meta call `meta` checked it: values, and indices when `want_indices`.
 std::tuple<Tensor, Tensor> max_pool(const char *op, const Tensor &meta, const Tensor &self, int nsp, const Ints &k,
                                     const Ints &s, const Ints &p, const Ints &d, bool want_indices) {
@@ -43,8 +53,9 @@ std::tuple<Tensor, Tensor> max_pool(const char *op, const Tensor &meta, const Te
   const PoolWindow w = sliding_window(op, self, meta, nsp, k, s, p, d);
   const Tensor x = contiguous_planes(self);
   const int64_t total = out.numel();
-  launch(kernel(dev, "pool.cu", kname("max_pool", self.dtype())), elementwise_config(dev, total), stream_for(dev),
-         total, w, out.data_ptr(), want_indices ? ind.data_ptr() : nullptr, x.data_ptr());
+  const char *base = pool_fits_int32(w, x.numel(), total) ? "max_pool32" : "max_pool";
+  launch(kernel(dev, "pool.cu", kname(base, self.dtype())), elementwise_config(dev, total), stream_for(dev), total, w,
+         out.data_ptr(), want_indices ? ind.data_ptr() : nullptr, x.data_ptr());
   return {out, ind};
 }
 

@@ -32,49 +32,61 @@ template <typename M> __device__ __forceinline__ bool is_nan(M v) { return v != 
 __device__ __forceinline__ int64 imin(int64 a, int64 b) { return a < b ? a : b; }
 __device__ __forceinline__ int64 imax(int64 a, int64 b) { return a > b ? a : b; }
 
-// Output element i as (plane, od, oh, ow).
-struct OutPos {
-  int64 plane, o[3];
+// Output element i as (plane, od, oh, ow), in the index type I: int64, or int where the host has checked that
+// every index fits (max_pool32_*).
+template <typename I> struct OutPosOf {
+  I plane, o[3];
 };
-__device__ __forceinline__ OutPos out_pos(const PoolWindow &w, int64 i) {
-  OutPos r;
-  r.o[2] = i % w.out[2];
-  i /= w.out[2];
-  r.o[1] = i % w.out[1];
-  i /= w.out[1];
-  r.o[0] = i % w.out[0];
-  r.plane = i / w.out[0];
+typedef OutPosOf<int64> OutPos;
+template <typename I> __device__ __forceinline__ OutPosOf<I> out_pos(const PoolWindow &w, I i) {
+  OutPosOf<I> r;
+  r.o[2] = i % I(w.out[2]);
+  i /= I(w.out[2]);
+  r.o[1] = i % I(w.out[1]);
+  i /= I(w.out[1]);
+  r.o[0] = i % I(w.out[0]);
+  r.plane = i / I(w.out[0]);
   return r;
 }
 
 // ---- max_pool ---------------------------------------------------------------------------------------------
 // kernels/pool.cpp's max_range: the first tap at or after the window start that lies inside [0, in), and the
 // exclusive end.
-__device__ __forceinline__ void max_range(int64 o, int64 k, int64 s, int64 p, int64 dil, int64 in, int64 &b, int64 &e) {
+template <typename I> __device__ __forceinline__ void max_range(I o, I k, I s, I p, I dil, I in, I &b, I &e) {
   b = o * s - p;
-  e = imin(b + (k - 1) * dil + 1, in);
+  e = b + (k - 1) * dil + 1;
+  if (e > in) e = in;
   while (b < 0) b += dil;
 }
 
-template <typename T> __device__ void max_pool(int64 total, const PoolWindow &w, T *y, int64 *ind, const T *x) {
+// Note [32-bit pooling indices]
+//   One thread per output element; it finds its (plane, od, oh, ow) with three divisions and scans its
+//   window. A max pool reads each input about k*k/s^2 times (from L1/L2) and does little arithmetic, so
+//   with 64-bit indices the divisions and the window arithmetic (software routines for 64-bit division,
+//   two instructions per 64-bit add) cost more than the memory traffic. max_pool32_* does the same in int
+//   (hardware 32-bit arithmetic), taken by the host when the input, the output and each dim's window
+//   arithmetic stay below 2^30 (ops_pool.cpp, pool_fits_int32); the index it writes is still an int64.
+template <typename T, typename I>
+__device__ void max_pool(int64 total, const PoolWindow &w, T *y, int64 *ind, const T *x) {
   typedef typename OpMath<T>::type M;
-  const int64 D = w.in[0], H = w.in[1], W = w.in[2];
+  const I D = I(w.in[0]), H = I(w.in[1]), W = I(w.in[2]), dd = I(w.d[0]), dh = I(w.d[1]), dw = I(w.d[2]);
   TP_GRID_STRIDE(i, total) {
-    const OutPos q = out_pos(w, i);
-    int64 b[3], e[3];
-    for (int j = 0; j < 3; ++j) max_range(q.o[j], w.k[j], w.s[j], w.p[j], w.d[j], w.in[j], b[j], e[j]);
+    const OutPosOf<I> q = out_pos<I>(w, I(i));
+    I b[3], e[3];
+    for (int j = 0; j < 3; ++j)
+      max_range<I>(q.o[j], I(w.k[j]), I(w.s[j]), I(w.p[j]), I(w.d[j]), I(w.in[j]), b[j], e[j]);
     const T *plane = x + q.plane * D * H * W;
     M best = lowest<M>();
-    int64 at = (b[0] * H + b[1]) * W + b[2];
-    for (int64 id = b[0]; id < e[0]; id += w.d[0])
-      for (int64 ih = b[1]; ih < e[1]; ih += w.d[1])
-        for (int64 iw = b[2]; iw < e[2]; iw += w.d[2]) {
-          const int64 at_i = (id * H + ih) * W + iw;
+    I at = (b[0] * H + b[1]) * W + b[2];
+    for (I id = b[0]; id < e[0]; id += dd)
+      for (I ih = b[1]; ih < e[1]; ih += dh)
+        for (I iw = b[2]; iw < e[2]; iw += dw) {
+          const I at_i = (id * H + ih) * W + iw;
           const M v = load(plane[at_i]);
           if (v > best || is_nan(v)) best = v, at = at_i;
         }
     y[i] = store<T>(best);
-    if (ind) ind[i] = at;
+    if (ind) ind[i] = int64(at);
   }
 }
 
@@ -155,7 +167,10 @@ __device__ void adaptive_pool(int64 total, const PoolWindow &w, T *y, int64 *ind
 // ---- entry points -------------------------------------------------------------------------------------------
 #define TP_MAX_POOL(T)                                                                                     \
   extern "C" __global__ void max_pool_##T(int64 total, PoolWindow w, T *y, int64 *ind, const T *x) {      \
-    max_pool<T>(total, w, y, ind, x);                                                                      \
+    max_pool<T, int64>(total, w, y, ind, x);                                                               \
+  }                                                                                                        \
+  extern "C" __global__ void max_pool32_##T(int64 total, PoolWindow w, T *y, int64 *ind, const T *x) {    \
+    max_pool<T, int>(total, w, y, ind, x);                                                                 \
   }
 #define TP_AVG_POOL(T)                                                                                     \
   extern "C" __global__ void avg_pool_##T(int64 total, PoolWindow w, int count_include_pad, int64 divisor, \
