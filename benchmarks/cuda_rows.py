@@ -54,7 +54,9 @@ def torch_cases(cols: int):
             d["dy"], d["x"], [cols], d["mean"], d["rstd"], d["w"], d["b"], [True, True, True]
         )[0]
 
-    def rms_backward(d):  # PyTorch has no fused rms_norm backward op to call: autograd through rms_norm
+    # PyTorch has no fused rms_norm backward op to call: autograd through rms_norm. It computes grad_input
+    # only (w does not require grad), where tp.rms_norm_backward also gives grad_weight (weight_grad=True).
+    def rms_backward(d):
         (g,) = torch.autograd.grad(d["rms_y"], d["xg"], d["dy"], retain_graph=True)
         return g
 

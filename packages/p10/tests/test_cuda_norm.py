@@ -4,7 +4,8 @@ Covered: every kernel form (a warp with 8 or 32 elements a lane, a block of 64..
 8192 elements), 16-byte packs and single elements (odd row lengths, a row start that is not 16-byte
 aligned), each dtype (float16/bfloat16 accumulate in float32), weight and bias present or not, a 2-D
 normalized_shape, non-contiguous inputs, more rows than the grid, size-0 and size-1 shapes, errors as on the
-CPU, grad_weight/grad_bias as column sums over many rows, and autograd through layer_norm / rms_norm /
+CPU, grad_weight/grad_bias as column sums over many rows (fused into the row kernels, or two kernels), the
+float16/bfloat16 block32 form, and autograd through layer_norm / rms_norm /
 group_norm on CUDA against the CPU gradients. They need a GPU and skip elsewhere ("needs a CUDA device").
 """
 
@@ -97,6 +98,18 @@ def test_dtypes(dtype, cols, centered):
     check_forward(centered, x, [cols], w, b if centered else None)
 
 
+@pytest.mark.parametrize("centered", [True, False], ids=["layer_norm", "rms_norm"])
+@pytest.mark.parametrize("dtype", [tp.float16, tp.bfloat16], ids=str)
+@pytest.mark.parametrize("cols", [1024, 1032, 2048, 2056, 4096, 4104])
+def test_block32_16bit(dtype, cols, centered):
+    # float16/bfloat16 rows of 1025..4096 in 16-byte packs: 32 elements a thread, 64 threads up to 2048, then
+    # 128 (Note [Row kernel registers] in norm.cu); 1024 is warp32 and 4104 block16, on either side
+    x, w, b = sample((7, cols), dtype), sample((cols,), dtype), sample((cols,), dtype)
+    check_forward(centered, x, [cols], w, b if centered else None)
+    check_forward(centered, x, [cols])
+    check_forward(centered, sample((7, cols + 8), dtype)[:, 8:], [cols], w)  # a view, made dense first
+
+
 def test_layouts_alignment_and_many_rows():
     x = sample((6, 4, 8))
     check_forward(True, x, [4, 8], sample((4, 8)), sample((4, 8)))  # a 2-D normalized_shape
@@ -160,6 +173,32 @@ def test_backward_dtypes_flags_and_column_sums(dtype, centered):
     check_backward(centered, x, [96], w, dy, tol=max(4 * TOL[dtype], 1e-4))  # 700 rows: several row chunks
     check_backward(centered, x, [96], w, dy, flags=(False, True, True), tol=max(4 * TOL[dtype], 1e-4))
     check_backward(centered, x, [96], w, dy, flags=(True, False, False))
+
+
+@pytest.mark.parametrize("centered", [True, False], ids=["layer_norm", "rms_norm"])
+@pytest.mark.parametrize(
+    "rows,cols,dtype",
+    [
+        (5000, 40, tp.float32),  # warp8, more rows than the one-wave grid's warps: several rows a warp
+        (5000, 40, tp.bfloat16),
+        (2500, 300, tp.float32),  # block16 of 64 threads, a few rows a block
+        (2500, 320, tp.float16),
+        (600, 4096, tp.float32),  # block16 of 256 threads (the benchmark's row length)
+        (600, 4096, tp.bfloat16),
+        (3, 8192, tp.float32),  # fewer rows than blocks
+        (1, 256, tp.float32),
+    ],
+    ids=str,
+)
+def test_backward_fused_column_sums(rows, cols, dtype, centered):
+    # Note [Fused column sums]: the 16-byte-pack register forms add grad_weight / grad_bias as they go
+    x, w, dy = sample((rows, cols), dtype), sample((cols,), dtype), sample((rows, cols), dtype)
+    tol = max(4 * TOL[dtype], 1e-4)
+    check_backward(centered, x, [cols], w, dy, tol=tol)
+    check_backward(centered, x, [cols], w, dy, tol=tol, flags=(False, True, False))  # grad_weight only
+    check_backward(centered, x, [cols], None, dy, tol=tol, flags=(True, False, True))
+    dy_t = sample((cols, rows), dtype).transpose(0, 1)  # non-contiguous grad_out: made dense first
+    check_backward(centered, x, [cols], w, dy_t, tol=tol)
 
 
 def test_backward_layouts_and_edges():

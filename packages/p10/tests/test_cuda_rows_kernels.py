@@ -44,7 +44,8 @@ def test_norm_names(ptx):
     for op in ("layer_norm", "rms_norm"):
         assert register_forms(op, ("warp8", "warp32", "block16")) <= names
         assert register_forms(f"{op}_backward", ("warp8", "block16")) <= names  # no warp32 (two rows held)
-    assert {f"norm_columns_{s}_{t}" for s in ("partial", "final") for t in FLOATS} <= names
+        assert {f"{op}_block32_vec_{t}" for t in ("float16", "bfloat16")} <= names  # 16-bit rows of <= 4096
+    assert {f"norm_columns_{s}_{t}" for s in ("partial", "final", "reduce") for t in FLOATS} <= names
 
 
 def test_cross_entropy_and_loss_names(ptx):
@@ -64,3 +65,7 @@ def test_register_rows_stay_in_registers_and_load_16_bytes(ptx):
     assert b.count("ld.global.v4.u32") == 4 and b.count("st.v4.b32") == 4  # 32 bf16 a lane, 4 packs of 8
     b = body(ptx["norm.cu"], "layer_norm_block16_vec_float32")
     assert b.count("ld.global.v4.f32") == 12  # x, weight and bias: 4 packs each
+    b = body(ptx["norm.cu"], "layer_norm_block32_vec_bfloat16")
+    assert b.count("ld.global.v4.u32") == 12 and b.count("st.v4.b32") == 4  # 32 bf16 a thread: 4 packs of 8
+    b = body(ptx["norm.cu"], "rms_norm_backward_block16_vec_bfloat16")
+    assert b.count("ld.global.v4.u32") == 6  # x and dy: 2 packs of 8 each; weight: 2 packs

@@ -44,9 +44,11 @@ Tensor norm_forward(const char *name, const Tensor &meta, const Tensor &input, c
   const Tensor x = dense(input, t), w = dense(weight, t), b = dense(bias, t);
   const int64_t cols = shape_numel(normalized_shape), rows = x.numel() / cols;
   const Tensor y = out.is_contiguous() ? out : empty_tensor(x.sizes(), t, device);
+  // float16/bfloat16 rows of 1025..4096 take the block32 form (Note [Row kernel registers] in norm.cu).
   const RowForm f = row_form(dev, rows, cols,
                              rows_vec_ok(cols, x->itemsize(), {x.data_ptr(), y.data_ptr(), ptr_or_null(w),
-                                                              ptr_or_null(b)}));
+                                                              ptr_or_null(b)}),
+                             true, x->itemsize() == 2);
   launch(kernel(dev, "norm.cu", kname((std::string(name) + f.suffix).c_str(), t)), f.config, stream_for(dev), rows,
          cols, y.data_ptr(), x.data_ptr(), ptr_or_null(w), ptr_or_null(b), eps);
   if (y.impl() != out.impl()) device_copy(out, y);
@@ -56,6 +58,39 @@ Tensor norm_forward(const char *name, const Tensor &meta, const Tensor &input, c
 struct Grads {
   Tensor input, weight, bias;
 };
+
+// Note [Fused column sums] in norm.cu: the register form `f` also sums the columns, one [cols] row of sums per
+// block, when every block is resident at once. The kernels' __launch_bounds__ guarantee it: warp8 (128
+// threads, MB = 8) holds 8 blocks per SM, block16 (512, 1) holds 512 threads. Each block then walks
+// rows / grid rows and the parts stay few.
+LaunchConfig fused_config(int dev, const RowForm &f, int64_t rows) {
+  const int64_t sms = properties(dev).multi_processor_count;
+  LaunchConfig c = f.config;
+  const bool warp = f.suffix.rfind("_warp", 0) == 0;
+  const int64_t per_sm = warp ? 8 : int64_t(kRegisterBlockMax / c.block);
+  const int64_t rows_per_block = warp ? int64_t(c.block / 32) : 1;
+  c.grid = unsigned(std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block, sms * per_sm));
+  return c;
+}
+
+// grad_weight / grad_bias (either may be undefined) from x, dy and each row's (mean, rstd) in `stats`, in two
+// kernels (Note [Norm column sums]): chunks of rows so that the partial stage has a few blocks per SM.
+void column_sums(int dev, Stream stream, int64_t rows, int64_t cols, const Tensor &x, const Tensor &dy,
+                 const Tensor &stats, const Tensor &gw, const Tensor &gb) {
+  const Device device{DeviceType::CUDA, int8_t(dev)};
+  const ScalarType t = x.dtype(), acc = stats.dtype();
+  const int64_t sms = properties(dev).multi_processor_count, tiles = (cols + 31) / 32;
+  int64_t chunks = std::clamp<int64_t>((sms * 8 + tiles - 1) / tiles, 1, (rows + 7) / 8);
+  const int64_t chunk_rows = (rows + chunks - 1) / chunks;
+  chunks = (rows + chunk_rows - 1) / chunk_rows;
+  const Tensor pw = gw.defined() ? empty_tensor({chunks, cols}, acc, device) : Tensor();
+  const Tensor pb = gb.defined() ? empty_tensor({chunks, cols}, acc, device) : Tensor();
+  launch(kernel(dev, "norm.cu", kname("norm_columns_partial", t)), LaunchConfig{unsigned(tiles * chunks), 256, 0},
+         stream, rows, cols, chunk_rows, const_cast<void *>(ptr_or_null(pw)), const_cast<void *>(ptr_or_null(pb)),
+         x.data_ptr(), dy.data_ptr(), stats.data_ptr());
+  launch(kernel(dev, "norm.cu", kname("norm_columns_final", t)), elementwise_config(dev, cols), stream, cols, chunks,
+         const_cast<void *>(ptr_or_null(gw)), const_cast<void *>(ptr_or_null(gb)), ptr_or_null(pw), ptr_or_null(pb));
+}
 
 // The gradients of layer_norm (Centered) or rms_norm. `m` holds the meta results (undefined where not wanted).
 Grads norm_backward(const char *name, bool centered, const Grads &m, const Tensor &grad_out, const Tensor &input,
@@ -84,29 +119,36 @@ Grads norm_backward(const char *name, bool centered, const Grads &m, const Tenso
   const Tensor x = dense(input, t), dy = dense(grad_out, t), w = dense(weight, t);
   const Tensor dx = !out.input.defined() || out.input.is_contiguous() ? out.input : empty_tensor(x.sizes(), t, device);
   const ScalarType acc = t == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
-  const Tensor stats = empty_tensor({rows, 2}, acc, device);
   const Stream stream = stream_for(dev);
   // Backward holds two rows in registers, so no warp32 form: rows of 257..1024 take a block16 of 64 threads.
-  const RowForm f = row_form(dev, rows, cols,
-                             rows_vec_ok(cols, x->itemsize(), {x.data_ptr(), dy.data_ptr(), ptr_or_null(dx),
-                                                              ptr_or_null(w)}),
-                             false);
-  launch(kernel(dev, "norm.cu", kname((op + f.suffix).c_str(), t)), f.config, stream, rows, cols,
-         const_cast<void *>(ptr_or_null(dx)), stats.data_ptr(), x.data_ptr(), dy.data_ptr(), ptr_or_null(w), eps);
+  const bool vec = rows_vec_ok(cols, x->itemsize(), {x.data_ptr(), dy.data_ptr(), ptr_or_null(dx), ptr_or_null(w)});
+  const RowForm f = row_form(dev, rows, cols, vec, false);
+  void *dx_ptr = const_cast<void *>(ptr_or_null(dx));
+  const CUfunction row_kernel = kernel(dev, "norm.cu", kname((op + f.suffix).c_str(), t));
+  // The 16-byte-pack register forms of float16/bfloat16/float32 sum the columns as they go (Note [Fused
+  // column sums]); float64, single elements and long rows leave them to the two kernels below.
+  if (want_params && !f.is_long && vec && t != ScalarType::Float64) {
+    const LaunchConfig c = fused_config(dev, f, rows);
+    const int64_t parts = c.grid;
+    const Tensor pw = gw.defined() ? empty_tensor({parts, cols}, acc, device) : Tensor();
+    const Tensor pb = gb.defined() ? empty_tensor({parts, cols}, acc, device) : Tensor();
+    launch(row_kernel, c, stream, rows, cols, dx_ptr, static_cast<void *>(nullptr), x.data_ptr(), dy.data_ptr(),
+           ptr_or_null(w), eps, const_cast<void *>(ptr_or_null(pw)), const_cast<void *>(ptr_or_null(pb)));
+    launch(kernel(dev, "norm.cu", kname("norm_columns_reduce", t)), LaunchConfig{unsigned((cols + 31) / 32), 256, 0},
+           stream, cols, parts, const_cast<void *>(ptr_or_null(gw)), const_cast<void *>(ptr_or_null(gb)),
+           ptr_or_null(pw), ptr_or_null(pb));
+  } else {
+    const Tensor stats = empty_tensor({rows, 2}, acc, device);
+    if (f.is_long)
+      launch(row_kernel, f.config, stream, rows, cols, dx_ptr, stats.data_ptr(), x.data_ptr(), dy.data_ptr(),
+             ptr_or_null(w), eps);
+    else
+      launch(row_kernel, f.config, stream, rows, cols, dx_ptr, stats.data_ptr(), x.data_ptr(), dy.data_ptr(),
+             ptr_or_null(w), eps, static_cast<void *>(nullptr), static_cast<void *>(nullptr));
+    if (want_params) column_sums(dev, stream, rows, cols, x, dy, stats, gw, gb);
+  }
   if (dx.defined() && dx.impl() != out.input.impl()) device_copy(out.input, dx);
   if (!want_params) return out;
-  // Note [Norm column sums]: chunks of rows so that the partial stage has a few blocks per SM.
-  const int64_t sms = properties(dev).multi_processor_count, tiles = (cols + 31) / 32;
-  int64_t chunks = std::clamp<int64_t>((sms * 8 + tiles - 1) / tiles, 1, (rows + 7) / 8);
-  const int64_t chunk_rows = (rows + chunks - 1) / chunks;
-  chunks = (rows + chunk_rows - 1) / chunk_rows;
-  const Tensor pw = gw.defined() ? empty_tensor({chunks, cols}, acc, device) : Tensor();
-  const Tensor pb = gb.defined() ? empty_tensor({chunks, cols}, acc, device) : Tensor();
-  launch(kernel(dev, "norm.cu", kname("norm_columns_partial", t)), LaunchConfig{unsigned(tiles * chunks), 256, 0},
-         stream, rows, cols, chunk_rows, const_cast<void *>(ptr_or_null(pw)), const_cast<void *>(ptr_or_null(pb)),
-         x.data_ptr(), dy.data_ptr(), stats.data_ptr());
-  launch(kernel(dev, "norm.cu", kname("norm_columns_final", t)), elementwise_config(dev, cols), stream, cols, chunks,
-         const_cast<void *>(ptr_or_null(gw)), const_cast<void *>(ptr_or_null(gb)), ptr_or_null(pw), ptr_or_null(pb));
   if (gw.defined() && gw.impl() != out.weight.impl()) device_copy(out.weight, gw);
   if (gb.defined() && gb.impl() != out.bias.impl()) device_copy(out.bias, gb);
   return out;

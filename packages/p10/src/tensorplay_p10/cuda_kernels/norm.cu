@@ -5,8 +5,12 @@
 // vectors of N elements in the input's dtype (either may be null). Kernel names:
 //   <op>_<form>_<vec|scalar>_<T>, <op>_long_<T>        forward, op = layer_norm | rms_norm (Note [Register
 //                                                      rows] in rows_common.cuh; forms chosen by cuda/rows.h);
-//   <op>_backward_<form>_<vec|scalar>_<T>, ..._long_<T> grad_input per row, and each row's (mean, rstd);
-//   norm_columns_partial_<T>, norm_columns_final_<T>   grad_weight / grad_bias (Note [Norm column sums]).
+//   <op>_backward_<form>_<vec|scalar>_<T>, ..._long_<T> grad_input per row, and either each row's (mean,
+//                                                      rstd) or the block's column sums (Note [Fused column
+//                                                      sums]);
+//   norm_columns_reduce_<T>                            grad_weight / grad_bias from the fused column sums;
+//   norm_columns_partial_<T>, norm_columns_final_<T>   grad_weight / grad_bias from (mean, rstd), for the
+//                                                      forms that do not fuse (Note [Norm column sums]).
 //
 // The maths is the CPU's (Note [Norm statistics] in norm.cpp, Note [Norm backward] in norm_backward.cpp), in
 // Acc<T> (float32 for the 16-bit floats and float32, float64 for float64):
@@ -94,21 +98,76 @@ __device__ void norm_long(int64 rows, int64 cols, T *out, const T *in, const T *
   }
 }
 
-// Backward, the rows of x and dy in registers: dx (when not null) and stats[2r], stats[2r + 1] = mean, rstd.
-template <typename T, bool Centered, int EPT, int VEC, bool Warp>
+// ---- Note [Fused column sums] ------------------------------------------------------------------------------
+// grad_weight[k] = sum over rows of dy[r, k] * xhat[r, k] and grad_bias[k] = sum over rows of dy[r, k]. The
+// register forms already hold a row's x and dy, so they add each row into per-thread column accumulators
+// (aw, ab: one per slot, the same columns for every row the group takes) instead of leaving the sums to a
+// second kernel that reads x and dy again (two thirds more memory traffic than x + dy + dx; Note [Norm
+// column sums] is that path, kept for long rows, single elements and float64). At the end each block writes
+// its sums as one row of a [parts, cols] float matrix (a block form: its threads own distinct columns; a warp
+// form: the block's kRowWarps warps are added in shared memory first, in warp order), and
+// norm_columns_reduce adds the parts in a fixed order.
+// No atomics, so the gradients do not depend on the order the blocks run in. The host launches a grid of
+// `parts` blocks that are all resident at once (one wave; __launch_bounds__ guarantees the residency, see
+// fused_config in ops_norm.cpp), so each block walks rows / parts rows and the parts stay few.
+constexpr int kRowWarps = 4;  // warp forms run in 128-thread blocks (cuda/rows.h)
+
+// Write a block's column sums `acc` (slot j of this thread) as row blockIdx.x of `part`.
+template <bool Warp, int EPT, int VEC, typename A>
+__device__ __forceinline__ void store_column_part(A *part, const A (&acc)[EPT], int64 cols,
+                                                  const RowGroup<Warp> &g) {
+  A *out = part + int64(blockIdx.x) * cols;
+  if constexpr (!Warp) {
+#pragma unroll
+    for (int j = 0; j < EPT; ++j) {
+      const int c = slot_col<VEC>(j, g.t, g.G);
+      if (c < cols) out[c] = acc[j];
+    }
+  } else {
+    __shared__ A red[kRowWarps][EPT * 32];  // slot_col < EPT * 32 when G = 32
+    __syncthreads();                         // a previous call's readers are done before this one writes
+#pragma unroll
+    for (int j = 0; j < EPT; ++j) red[threadIdx.x >> 5][slot_col<VEC>(j, g.t, 32)] = acc[j];
+    __syncthreads();
+    for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+      A s = red[0][c];
+      for (int k = 1; k < kRowWarps; ++k) s += red[k][c];
+      out[c] = s;
+    }
+  }
+}
+
+// Backward, the rows of x and dy in registers: dx (when not null); stats[2r], stats[2r + 1] = mean, rstd
+// (when not null); and, in the Fused forms, this block's share of grad_weight / grad_bias in part_w / part_b
+// (when not null, Note [Fused column sums]). The other forms take null parts and keep their registers.
+template <typename T, bool Centered, int EPT, int VEC, bool Warp, bool Fused>
 __device__ void norm_backward_regs(int64 rows, int64 cols, T *dx, typename Acc<T>::type *stats, const T *in,
-                                   const T *dy, const T *w, double eps) {
+                                   const T *dy, const T *w, double eps, typename Acc<T>::type *part_w,
+                                   typename Acc<T>::type *part_b) {
   typedef typename Acc<T>::type A;
   const RowGroup<Warp> g;
+  A aw[EPT], ab[EPT];  // column sums of dy * xhat and dy over this group's rows
+#pragma unroll
+  for (int j = 0; j < EPT; ++j) aw[j] = ab[j] = A(0);
   for (int64 r = g.first; r < rows; r += g.step) {
     A v[EPT], gv[EPT];
     load_row<EPT, VEC>(v, in + r * cols, cols, g.t, g.G, A(0));
     load_row<EPT, VEC>(gv, dy + r * cols, cols, g.t, g.G, A(0));
     A mean, rstd;
     row_stats<Centered, Warp, EPT, VEC>(v, g.t, g.G, cols, eps, mean, rstd);
-    if (g.t == 0) {
+    if (stats && g.t == 0) {
       stats[2 * r] = mean;
       stats[2 * r + 1] = rstd;
+    }
+#pragma unroll
+    for (int j = 0; j < EPT; ++j) v[j] = in_row<VEC>(j, g.t, g.G, cols) ? (v[j] - mean) * rstd : A(0);  // xhat
+    if (Fused && part_w) {  // padding slots add 0: gv and xhat are 0 there
+#pragma unroll
+      for (int j = 0; j < EPT; ++j) aw[j] += gv[j] * v[j];
+    }
+    if (Fused && Centered && part_b) {
+#pragma unroll
+      for (int j = 0; j < EPT; ++j) ab[j] += gv[j];
     }
     if (!dx) continue;  // uniform over the group: every thread sees the same dx
     if (w) {
@@ -124,7 +183,6 @@ __device__ void norm_backward_regs(int64 rows, int64 cols, T *dx, typename Acc<T
     A sg = A(0), sgx = A(0);
 #pragma unroll
     for (int j = 0; j < EPT; ++j) {
-      v[j] = in_row<VEC>(j, g.t, g.G, cols) ? (v[j] - mean) * rstd : A(0);  // xhat; padding gv is 0 already
       sg += gv[j];
       sgx += gv[j] * v[j];
     }
@@ -134,6 +192,8 @@ __device__ void norm_backward_regs(int64 rows, int64 cols, T *dx, typename Acc<T
     for (int j = 0; j < EPT; ++j) v[j] = rstd * (gv[j] - a - v[j] * bb);
     store_row<EPT, VEC>(dx + r * cols, v, cols, g.t, g.G);
   }
+  if (Fused && part_w) store_column_part<Warp, EPT, VEC>(part_w, aw, cols, g);  // uniform over the block
+  if (Fused && Centered && part_b) store_column_part<Warp, EPT, VEC>(part_b, ab, cols, g);
 }
 
 // Backward for long rows: one block per row, reading x, dy and w again for each of its four passes.
@@ -231,34 +291,79 @@ __device__ void norm_columns_final(int64 cols, int64 chunks, T *grad_w, T *grad_
   }
 }
 
+// grad_weight / grad_bias from the [parts, cols] sums of Note [Fused column sums]: a block per tile of 32
+// columns, its 256 threads 32 columns x 8 lanes over the parts (each warp reads 32 neighbouring floats of a
+// part: coalesced); the lanes meet in shared memory in a fixed order.
+template <typename T>
+__device__ void norm_columns_reduce(int64 cols, int64 parts, T *grad_w, T *grad_b,
+                                    const typename Acc<T>::type *part_w, const typename Acc<T>::type *part_b) {
+  typedef typename Acc<T>::type A;
+  __shared__ A sw[8][33], sb[8][33];
+  const int lane = threadIdx.x & 31, rl = threadIdx.x >> 5;
+  const int64 k = int64(blockIdx.x) * 32 + lane;
+  A aw = A(0), ab = A(0);
+  if (k < cols) {
+#pragma unroll 8
+    for (int64 p = rl; p < parts; p += 8) {  // independent loads: 8 in flight per thread
+      if (part_w) aw += part_w[p * cols + k];
+      if (part_b) ab += part_b[p * cols + k];
+    }
+  }
+  sw[rl][lane] = aw;
+  sb[rl][lane] = ab;
+  __syncthreads();
+  if (rl == 0 && k < cols) {
+    A tw = A(0), tb = A(0);
+    for (int i = 0; i < 8; ++i) {
+      tw += sw[i][lane];
+      tb += sb[i][lane];
+    }
+    if (grad_w) grad_w[k] = store<T>(tw);
+    if (grad_b) grad_b[k] = store<T>(tb);
+  }
+}
+
 // Note [Row kernel registers]
 //   A thread holding 16 or 32 row elements (x and dy in backward, w and b packs, 64-bit offsets) needs up to
 //   ~190 registers (ptxas -v); a 1024-thread block allows 64 each. The block forms are therefore compiled with
 //   __launch_bounds__(512) and launched with at most 512 threads (cuda/rows.h: kRegisterBlockMax); the warp
-//   forms run in 128-thread blocks. NB is the bound.
-#define TP_NORM_FWD(name, C, T, form, EPT, VEC, W, pack, NB)                                  \
-  extern "C" __global__ void __launch_bounds__(NB) name##_##form##_##pack##_##T(              \
+//   forms run in 128-thread blocks. NB is the bound, MB the blocks of NB threads that must fit on one SM
+//   (ptxas caps the registers at 65536 / (NB * MB)):
+//   - block32 (16-bit floats, 16-byte packs): 32 elements a thread, 64 or 128 threads (rows of 1025..4096).
+//     A row of 16-bit values is half the bytes of a float32 row, so block16 kept only half as many bytes in
+//     flight per SM (4 blocks of 256 threads x 32 bytes) and bfloat16 layer_norm reached 1918 GB/s against
+//     float32's ~3400. Twice the elements a thread loads 64 bytes a thread again; MB = 6 caps it at 80
+//     registers (float16 layer_norm spills 16 bytes to L1), 768 threads x 64 bytes = 48 KB in flight per SM.
+//   - the backward warp8 vec form: MB = 8 (at most 64 registers), so a one-wave grid of 8 blocks per SM is
+//     resident at once (Note [Fused column sums]); block16's bound (512, 1) guarantees 512 threads per SM.
+//     ops_norm.cpp (fused_config) launches exactly that many blocks.
+#define TP_NORM_FWD(name, C, T, form, EPT, VEC, W, pack, NB, MB)                              \
+  extern "C" __global__ void __launch_bounds__(NB, MB) name##_##form##_##pack##_##T(          \
       int64 rows, int64 cols, T *out, const T *in, const T *w, const T *b, double eps) {      \
     norm_regs<T, C, EPT, VEC, W>(rows, cols, out, in, w, b, eps);                             \
   }
-#define TP_NORM_BWD(name, C, T, form, EPT, VEC, W, pack, NB)                                  \
-  extern "C" __global__ void __launch_bounds__(NB) name##_backward_##form##_##pack##_##T(     \
+#define TP_NORM_BWD(name, C, T, form, EPT, VEC, W, pack, NB, MB, FUSED)                       \
+  extern "C" __global__ void __launch_bounds__(NB, MB) name##_backward_##form##_##pack##_##T( \
       int64 rows, int64 cols, T *dx, Acc<T>::type *stats, const T *in, const T *dy,           \
-      const T *w, double eps) {                                                               \
-    norm_backward_regs<T, C, EPT, VEC, W>(rows, cols, dx, stats, in, dy, w, eps);             \
+      const T *w, double eps, Acc<T>::type *part_w, Acc<T>::type *part_b) {                   \
+    norm_backward_regs<T, C, EPT, VEC, W, FUSED>(rows, cols, dx, stats, in, dy, w, eps, part_w, \
+                                                 part_b);                                     \
   }
-// Forward: warp8, warp32, block16, long. Backward holds two rows (x and dy): warp8, block16, long.
+// Forward: warp8, warp32, block16, long (16-bit floats add block32). Backward holds two rows (x and dy):
+// warp8, block16, long; its 16-byte-pack forms of the 16-bit floats and float32 add the column sums
+// (FUSED: three more rows' worth of registers would make float64 and the scalar forms spill).
+#define TP_FUSED(T) (sizeof(T) != 8)
 #define TP_NORM_OP(name, C, T)                                                                \
-  TP_NORM_FWD(name, C, T, warp8, 8, 16 / sizeof(T), true, vec, 128)                           \
-  TP_NORM_FWD(name, C, T, warp32, 32, 16 / sizeof(T), true, vec, 128)                         \
-  TP_NORM_FWD(name, C, T, block16, 16, 16 / sizeof(T), false, vec, 512)                       \
-  TP_NORM_FWD(name, C, T, warp8, 8, 1, true, scalar, 128)                                     \
-  TP_NORM_FWD(name, C, T, warp32, 32, 1, true, scalar, 128)                                   \
-  TP_NORM_FWD(name, C, T, block16, 16, 1, false, scalar, 512)                                 \
-  TP_NORM_BWD(name, C, T, warp8, 8, 16 / sizeof(T), true, vec, 128)                          \
-  TP_NORM_BWD(name, C, T, block16, 16, 16 / sizeof(T), false, vec, 512)                      \
-  TP_NORM_BWD(name, C, T, warp8, 8, 1, true, scalar, 128)                                    \
-  TP_NORM_BWD(name, C, T, block16, 16, 1, false, scalar, 512)                                \
+  TP_NORM_FWD(name, C, T, warp8, 8, 16 / sizeof(T), true, vec, 128, 1)                        \
+  TP_NORM_FWD(name, C, T, warp32, 32, 16 / sizeof(T), true, vec, 128, 1)                      \
+  TP_NORM_FWD(name, C, T, block16, 16, 16 / sizeof(T), false, vec, 512, 1)                    \
+  TP_NORM_FWD(name, C, T, warp8, 8, 1, true, scalar, 128, 1)                                  \
+  TP_NORM_FWD(name, C, T, warp32, 32, 1, true, scalar, 128, 1)                                \
+  TP_NORM_FWD(name, C, T, block16, 16, 1, false, scalar, 512, 1)                              \
+  TP_NORM_BWD(name, C, T, warp8, 8, 16 / sizeof(T), true, vec, 128, TP_FUSED(T) ? 8 : 1, TP_FUSED(T)) \
+  TP_NORM_BWD(name, C, T, block16, 16, 16 / sizeof(T), false, vec, 512, 1, TP_FUSED(T))       \
+  TP_NORM_BWD(name, C, T, warp8, 8, 1, true, scalar, 128, 1, false)                           \
+  TP_NORM_BWD(name, C, T, block16, 16, 1, false, scalar, 512, 1, false)                       \
   extern "C" __global__ void __launch_bounds__(512) name##_long_##T(                          \
       int64 rows, int64 cols, T *out, const T *in, const T *w, const T *b, double eps) {      \
     norm_long<T, C>(rows, cols, out, in, w, b, eps);                                          \
@@ -280,8 +385,17 @@ __device__ void norm_columns_final(int64 cols, int64 chunks, T *grad_w, T *grad_
                                                     T *grad_b, const Acc<T>::type *part_w,    \
                                                     const Acc<T>::type *part_b) {             \
     norm_columns_final<T>(cols, chunks, grad_w, grad_b, part_w, part_b);                      \
+  }                                                                                           \
+  extern "C" __global__ void __launch_bounds__(256) norm_columns_reduce_##T(                  \
+      int64 cols, int64 parts, T *grad_w, T *grad_b, const Acc<T>::type *part_w,              \
+      const Acc<T>::type *part_b) {                                                           \
+    norm_columns_reduce<T>(cols, parts, grad_w, grad_b, part_w, part_b);                      \
   }
-TP_NORM(float16)
-TP_NORM(bfloat16)
+#define TP_NORM16(T)                                                                          \
+  TP_NORM(T)                                                                                  \
+  TP_NORM_FWD(layer_norm, true, T, block32, 32, 8, false, vec, 128, 6)                        \
+  TP_NORM_FWD(rms_norm, false, T, block32, 32, 8, false, vec, 128, 6)
+TP_NORM16(float16)
+TP_NORM16(bfloat16)
 TP_NORM(float32)
 TP_NORM(float64)
