@@ -5,7 +5,8 @@
 // CPU op, asked on meta tensors (cuda/ops_meta.h), checks each call (dim, k) with its own messages; the data
 // then goes to rows (the dim last, contiguous) and comes back with the same permuted view the CPU returns, so
 // results have the CPU's shapes and strides. Rows of at most kBitonicMax elements are sorted one per block in
-// shared memory; longer rows go through the segmented radix sort (Note [Segmented radix sort] in sort.cu),
+// shared memory; longer rows go through the one-sweep radix sort (Note [One-sweep radix sort] in
+// sort_onesweep.cu; from 2^30 elements the older segmented radix sort, Note [Segmented radix sort] in sort.cu),
 // except when only the first k <= kSelectMax are kept (topk, kthvalue): a radix select per row then finds them
 // without sorting the row (Note [topk by radix select]).
 #include "cuda/sort.h"
@@ -24,6 +25,9 @@ constexpr unsigned kSelectThreads = 512;
 constexpr unsigned kRadixThreads = 256;
 constexpr int64_t kScanTile = 4096;  // sort.cu's kScanTile
 constexpr unsigned kScanThreads = 1024;
+constexpr int64_t kOnesweepTile = 4096;  // sort_onesweep.cu's kOsTile
+constexpr unsigned kOnesweepThreads = 256;  // sort_onesweep.cu's kOsThreads
+constexpr int64_t kOnesweepMax = int64_t(1) << 30;  // its payloads are u32 and its look-back counts 30 bits
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -41,6 +45,50 @@ Tensor from_rows(const Tensor &t, int64_t d, int64_t nd) {
   std::vector<int64_t> perm(static_cast<size_t>(nd));
   for (int64_t k = 0, src = 0; k < nd; ++k) perm[size_t(k)] = k == d ? nd - 1 : src++;
   return call_op<Tensor>(TP_OP("permute"), t, perm);
+}
+
+// The one-sweep radix sort of rows * len < 2^30 elements (Note [One-sweep radix sort] in sort_onesweep.cu):
+// one histogram launch, then one launch per pass over the key's bytes and the row number's bytes.
+void onesweep_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, int64_t keep,
+                   const Tensor &values, const Tensor &indices) {
+  const int dev = x.device().index;
+  const Stream stream = stream_for(dev);
+  const ScalarType t = x.dtype();
+  const Device device = x.device();
+  const int64_t n = rows * len;
+  const int64_t key_size = t == ScalarType::Int64 || t == ScalarType::Float64 ? 8 : 4;
+  const int key_bytes = int(x->itemsize());
+  int row_bytes = 0;
+  for (uint64_t m = uint64_t(rows - 1); m; m >>= 8) ++row_bytes;
+  const int npasses = key_bytes + row_bytes;
+  const int64_t ntiles = ceil_div(n, kOnesweepTile);
+  // Scratch, u32 words, all zero: every pass's histogram, tile counter and tiles' look-back status words.
+  const int64_t words = npasses * 256 + npasses + npasses * ntiles * 256;
+  Tensor scratch = empty_tensor({words}, ScalarType::Int32, device);
+  TP_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(scratch.data_ptr()), 0, size_t(words) * 4, stream.handle);
+  uint32_t *hist = static_cast<uint32_t *>(scratch.data_ptr());
+  uint32_t *counters = hist + npasses * 256, *status = counters + npasses;
+  Tensor keys[2], pay[2];  // ping-pong buffers between passes; the first pass reads x, the last writes values
+  for (int b = 0; npasses > 1 && b < 2; ++b) {
+    keys[b] = empty_tensor({n * key_size}, ScalarType::UInt8, device);
+    pay[b] = empty_tensor({n}, ScalarType::Int32, device);
+  }
+  const auto ptr = [&](const Tensor *buf, int b) {
+    return npasses > 1 ? buf[b].data_ptr() : static_cast<void *>(nullptr);
+  };
+  const uint32_t n32 = uint32_t(n), len32 = uint32_t(len), keep32 = uint32_t(keep);
+  const int sms = properties(dev).multi_processor_count;
+  const unsigned hist_grid = unsigned(std::min<int64_t>(ceil_div(n, kOnesweepThreads), int64_t(sms) * 4));
+  launch(kernel(dev, "sort_onesweep.cu", kname("onesweep_hist", t)), LaunchConfig{hist_grid, kOnesweepThreads, 0},
+         stream, n32, len32, key_bytes, npasses, int(descending), x.data_ptr(), hist);
+  CUfunction pass = kernel(dev, "sort_onesweep.cu", kname("onesweep_pass", t));
+  for (int p = 0; p < npasses; ++p) {
+    const int by_row = p >= key_bytes, shift = 8 * (by_row ? p - key_bytes : p);
+    launch(pass, LaunchConfig{unsigned(ntiles), kOnesweepThreads, 0}, stream, n32, len32, keep32, shift, by_row,
+           int(p == 0), int(p == npasses - 1), int(descending), x.data_ptr(), ptr(keys, p & 1), ptr(pay, p & 1),
+           ptr(keys, (p + 1) & 1), ptr(pay, (p + 1) & 1), values.data_ptr(), indices.data_ptr(), hist + p * 256,
+           status + int64_t(p) * ntiles * 256, counters + p);
+  }
 }
 }  // namespace
 
@@ -109,8 +157,13 @@ void sort_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, int6
            len, keep, int(descending), x.data_ptr(), values.data_ptr(), indices.data_ptr());
     return;
   }
-  // Segmented LSD radix sort: the key's bytes, then the row number's bytes (Note [Segmented radix sort]).
   const int64_t n = rows * len;
+  if (n < kOnesweepMax) {
+    onesweep_rows(x, rows, len, descending, keep, values, indices);
+    return;
+  }
+  // Larger inputs: the segmented LSD radix sort, the key's bytes, then the row number's bytes (Note [Segmented
+  // radix sort]), with int64 payloads and a histogram and scan per pass.
   const int64_t key_size = t == ScalarType::Int64 || t == ScalarType::Float64 ? 8 : 4;
   const int key_bytes = int(x->itemsize());
   int row_bytes = 0;

@@ -1,0 +1,243 @@
+// sort_onesweep.cu — the one-sweep LSD radix sort of long rows (len > 4096): values and int64 indices, stable.
+//
+// Where it sits: launched by sort_rows in csrc/cuda/ops_sort.cpp for rows too long for the bitonic sort of
+// sort.cu, when rows * len < 2^30 (larger inputs take sort.cu's radix_* kernels). It sorts by the same order
+// keys (sort_keys.cuh), so its results equal the other algorithms' and the CPU's element for element.
+// The technique is CUB's "onesweep" (Adinets and Merrill, 2022), which PyTorch's sort runs too.
+#include "sort_keys.cuh"
+
+// ---- Note [One-sweep radix sort] ----------------------------------------------------------------------------
+// What is sorted: element g (its flat index in the [rows, len] input) by (row, order key, g). LSD passes of 8
+// bits run over the key's bytes, then over the bytes of the row number g / len (as in sort.cu's Note
+// [Segmented radix sort]); every pass is stable, so the last one leaves each row in its own slice, in order.
+// The payload that travels with a key is g as a u32 (n < 2^30), half the traffic of an int64.
+//
+// Why it is fast — every pass reads its keys once and writes them once, coalesced:
+//   onesweep_hist_<T>:  ONE read of the input counts the digits of every pass at once (a histogram does not
+//                       depend on the order, so pass 3's counts are known before pass 1 runs). Their exclusive
+//                       scan is where each digit's run starts in a pass's output.
+//   onesweep_pass_<T>:  one launch per pass. A block takes the next tile of kOsTile elements (a tile number from
+//                       an atomic counter, so the tiles before it are held by blocks that already run: the wait
+//                       below cannot deadlock) and
+//     1. loads the tile coalesced (warp w owns elements [512 w, 512 w + 512) of the tile; item j of lane l is
+//        element 32 j + l of that slice, so (j, lane) order is element order) and takes each element's digit;
+//     2. ranks each element among the equal digits before it in the tile: within one item step of a warp by
+//        __match_any_sync (the lanes holding the same digit) and a popcount, across steps and warps by
+//        per-warp digit counters in shared memory — no atomics, and the rank keeps element order (stable);
+//     3. publishes its 256 digit counts and finds, per digit, how many elements of the digit all earlier tiles
+//        hold: "decoupled look-back". Each tile's status word per digit is 0 (not yet), kAggregate | count
+//        (this tile's own count) or kInclusive | count (the count of this tile and all before it). Thread d
+//        walks back from the previous tile adding aggregates until it meets an inclusive count; then it
+//        publishes its own inclusive count. The flag and the count share one 32-bit word, so one store
+//        publishes both and no fence is needed. No separate scan kernel and no second read of the keys;
+//     4. writes its elements through shared memory: each element goes to its sorted place in the tile, then
+//        consecutive threads write consecutive places, so each digit's run leaves as one contiguous burst to
+//        global position (digit start) + (earlier tiles' count) + (place - the digit's first place in the tile).
+// The first pass computes the keys from the input itself (no separate key pass), and the last pass writes the
+// values (read back from the input, so -0.0 and NaN payloads come out as they went in) and the in-row indices
+// instead of keys and payloads (no separate gather pass). A sort of 2^24 float32 thus reads the input twice
+// plus 3 x 8 bytes and writes 3 x 8 + 12 bytes per element.
+#define kOsThreads 256  // one thread per digit in the per-tile bookkeeping
+#define kOsWarps (kOsThreads / 32)
+#define kOsItems 16
+#define kOsWarpTile (32 * kOsItems)
+#define kOsTile (kOsThreads * kOsItems)
+#define kOsMaxPasses 12  // 8 key bytes + 4 row bytes (rows < 2^30)
+#define kAggregate 0x40000000u
+#define kInclusive 0x80000000u
+#define kCountMask 0x3fffffffu
+#define kNoDigit 256u
+
+// The digit of pass (shift, by_row): a byte of the key, or of the row number of the payload g.
+template <typename K> __device__ __forceinline__ u32 pass_digit(K key, u32 g, u32 len, int shift, int by_row) {
+  return by_row ? ((g / len) >> shift) & 255u : u32(key >> shift) & 255u;
+}
+
+// Exclusive scan of one u32 per thread across a block of kOsThreads; `tmp` is kOsWarps words of shared memory.
+__device__ __forceinline__ u32 exclusive_scan_block(u32 v, u32 *tmp) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  u32 inc = v;
+  for (int o = 1; o < 32; o <<= 1) {
+    const u32 t = __shfl_up_sync(0xffffffffu, inc, o);
+    if (lane >= o) inc += t;
+  }
+  if (lane == 31) tmp[warp] = inc;
+  __syncthreads();
+  u32 before = 0;
+  for (int w = 0; w < warp; ++w) before += tmp[w];
+  __syncthreads();  // every reader is done before tmp is reused
+  return before + inc - v;
+}
+
+// All passes' digit counts in one read: hist[p * 256 + d] += the number of elements whose pass-p digit is d.
+// A warp adds a digit's count once (__match_any_sync groups the lanes), so the skewed top bytes of real data
+// do not serialise on one shared-memory counter.
+template <typename T>
+__device__ void onesweep_hist(u32 n, u32 len, int key_bytes, int npasses, int descending, const T *x, u32 *hist) {
+  typedef typename KeyTraits<T>::Key K;
+  __shared__ u32 h[kOsMaxPasses * 256];
+  const int lane = threadIdx.x & 31;
+  for (int i = threadIdx.x; i < npasses * 256; i += blockDim.x) h[i] = 0;
+  __syncthreads();
+  for (u32 base = blockIdx.x * blockDim.x; base < n; base += gridDim.x * blockDim.x) {  // warps stay converged
+    const u32 i = base + threadIdx.x;
+    const bool valid = i < n;
+    const K key = valid ? order_key(x[i], descending) : K(0);
+    for (int p = 0; p < npasses; ++p) {
+      const int by_row = p >= key_bytes;
+      const u32 d = pass_digit(key, i, len, 8 * (by_row ? p - key_bytes : p), by_row);
+      const unsigned peers = __match_any_sync(0xffffffffu, valid ? d : kNoDigit);
+      if (valid && lane == __ffs(peers) - 1) atomicAdd(&h[p * 256 + int(d)], u32(__popc(peers)));
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < npasses * 256; i += blockDim.x)
+    if (h[i]) atomicAdd(&hist[i], h[i]);
+}
+
+// One pass (Note [One-sweep radix sort]). `hist` is this pass's 256 counts; `status` its ntiles * 256 words and
+// `tile_counter` its counter, both zero before the launch. first: keys come from x and payloads are the
+// indices; last: values and indices are written instead of keys_out and pay_out.
+template <typename T>
+__device__ void onesweep_pass(u32 n, u32 len, u32 keep, int shift, int by_row, int first, int last, int descending,
+                              const T *x, const typename KeyTraits<T>::Key *keys_in, const u32 *pay_in,
+                              typename KeyTraits<T>::Key *keys_out, u32 *pay_out, T *values, int64 *indices,
+                              const u32 *hist, u32 *status, u32 *tile_counter) {
+  typedef typename KeyTraits<T>::Key K;
+  __shared__ __align__(8) K stage[kOsTile];  // the tile in sorted order: keys, then payloads (as u32)
+  __shared__ unsigned char stage_digit[kOsTile];
+  __shared__ u32 warp_count[kOsWarps][256];  // digit counts per warp, then each warp's first rank per digit
+  __shared__ u32 tile_start[256], out_base[256], scan_tmp[kOsWarps];
+  __shared__ u32 s_tile;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const unsigned lanes_below = (1u << lane) - 1u;
+  if (tid == 0) s_tile = atomicAdd(tile_counter, 1u);
+  for (int i = tid; i < kOsWarps * 256; i += kOsThreads) (&warp_count[0][0])[i] = 0;
+  __syncthreads();
+  const u32 tile = s_tile, tile_base = tile * kOsTile, tile_n = min(u32(kOsTile), n - tile_base);
+
+  // 1. load: keys, payloads, digits (kNoDigit past the end)
+  const bool need_key = !by_row || !last;  // the last row pass writes values, not keys
+  K key[kOsItems];
+  u32 pay[kOsItems], slot[kOsItems];
+#pragma unroll
+  for (int j = 0; j < kOsItems; ++j) {
+    const u32 i = tile_base + u32(warp * kOsWarpTile + j * 32 + lane);
+    key[j] = K(0);
+    pay[j] = i;
+    slot[j] = kNoDigit;
+    if (i < n) {
+      if (first) {
+        key[j] = order_key(x[i], descending);
+      } else {
+        if (need_key) key[j] = keys_in[i];
+        pay[j] = pay_in[i];
+      }
+      slot[j] = pass_digit(key[j], pay[j], len, shift, by_row);
+    }
+  }
+
+  // 2. rank within the warp: slot[j] becomes digit | (rank among the warp's equal digits before it) << 16
+#pragma unroll
+  for (int j = 0; j < kOsItems; ++j) {
+    const u32 d = slot[j];
+    const unsigned peers = __match_any_sync(0xffffffffu, d);
+    const u32 before = d < kNoDigit ? warp_count[warp][d] : 0u;
+    __syncwarp();  // every peer has read the counter before its leader moves it
+    if (d < kNoDigit && lane == __ffs(peers) - 1) warp_count[warp][d] = before + u32(__popc(peers));
+    __syncwarp();
+    slot[j] = d | ((before + u32(__popc(peers & lanes_below))) << 16);
+  }
+  __syncthreads();
+
+  // 3. thread tid owns digit tid: its count in the tile, published at once; the warps' first ranks
+  const u32 d = u32(tid);
+  u32 total = 0;
+  for (int w = 0; w < kOsWarps; ++w) {
+    const u32 c = warp_count[w][d];
+    warp_count[w][d] = total;
+    total += c;
+  }
+  volatile u32 *st = status + u64(tile) * 256;
+  st[d] = (tile == 0 ? kInclusive : kAggregate) | total;
+  const u32 start = exclusive_scan_block(total, scan_tmp);
+  const u32 digit_start = exclusive_scan_block(hist[d], scan_tmp);
+  tile_start[d] = start;
+  u32 before = 0;  // elements of digit d in all earlier tiles: the decoupled look-back
+  if (tile > 0) {
+    const volatile u32 *prev = status + u64(tile - 1) * 256 + d;
+    for (;;) {
+      const u32 s = *prev;
+      if (!(s & (kAggregate | kInclusive))) continue;  // that tile has not published yet: wait for it
+      before += s & kCountMask;
+      if (s & kInclusive) break;  // tile 0 is always inclusive, so the walk stops there at the latest
+      prev -= 256;
+    }
+    st[d] = kInclusive | (before + total);
+  }
+  out_base[d] = digit_start + before - start;  // + the place in the sorted tile = the global position (mod 2^32)
+  __syncthreads();
+
+  // 4. scatter through shared memory: slot[j] becomes digit | place in the sorted tile << 16
+#pragma unroll
+  for (int j = 0; j < kOsItems; ++j) {
+    const u32 dj = slot[j] & 0xffffu;
+    if (dj < kNoDigit) slot[j] = dj | ((tile_start[dj] + warp_count[warp][dj] + (slot[j] >> 16)) << 16);
+  }
+  if (!last) {
+#pragma unroll
+    for (int j = 0; j < kOsItems; ++j) {
+      if ((slot[j] & 0xffffu) < kNoDigit) {
+        stage[slot[j] >> 16] = key[j];
+        stage_digit[slot[j] >> 16] = (unsigned char)(slot[j] & 255u);
+      }
+    }
+    __syncthreads();
+    for (u32 p = tid; p < tile_n; p += kOsThreads) keys_out[out_base[stage_digit[p]] + p] = stage[p];
+    __syncthreads();  // the keys are read before the payloads overwrite them
+  }
+  u32 *stage_pay = reinterpret_cast<u32 *>(stage);
+#pragma unroll
+  for (int j = 0; j < kOsItems; ++j) {
+    if ((slot[j] & 0xffffu) < kNoDigit) {
+      stage_pay[slot[j] >> 16] = pay[j];
+      stage_digit[slot[j] >> 16] = (unsigned char)(slot[j] & 255u);
+    }
+  }
+  __syncthreads();
+  for (u32 p = tid; p < tile_n; p += kOsThreads) {
+    const u32 g = stage_pay[p], out = out_base[stage_digit[p]] + p;
+    if (!last) {
+      pay_out[out] = g;
+    } else {
+      const u32 row = out / len, c = out - row * len;  // out is in row `row`'s slice, and so is g
+      if (c < keep) {
+        values[int64(row) * keep + c] = x[g];
+        indices[int64(row) * keep + c] = int64(g - row * len);
+      }
+    }
+  }
+}
+
+#define TP_ONESWEEP(T)                                                                                      \
+  extern "C" __global__ void __launch_bounds__(kOsThreads)                                                 \
+      onesweep_hist_##T(u32 n, u32 len, int key_bytes, int npasses, int descending, const T *x, u32 *hist) { \
+    onesweep_hist<T>(n, len, key_bytes, npasses, descending, x, hist);                                      \
+  }                                                                                                         \
+  extern "C" __global__ void __launch_bounds__(kOsThreads) onesweep_pass_##T(                              \
+      u32 n, u32 len, u32 keep, int shift, int by_row, int first, int last, int descending, const T *x,      \
+      const KeyTraits<T>::Key *keys_in, const u32 *pay_in, KeyTraits<T>::Key *keys_out, u32 *pay_out,        \
+      T *values, int64 *indices, const u32 *hist, u32 *status, u32 *tile_counter) {                         \
+    onesweep_pass<T>(n, len, keep, shift, by_row, first, last, descending, x, keys_in, pay_in, keys_out,     \
+                     pay_out, values, indices, hist, status, tile_counter);                                 \
+  }
+TP_ONESWEEP(bool)
+TP_ONESWEEP(uint8)
+TP_ONESWEEP(int8)
+TP_ONESWEEP(int16)
+TP_ONESWEEP(int32)
+TP_ONESWEEP(int64)
+TP_ONESWEEP(float16)
+TP_ONESWEEP(bfloat16)
+TP_ONESWEEP(float32)
+TP_ONESWEEP(float64)
