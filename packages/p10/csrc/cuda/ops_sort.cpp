@@ -1,17 +1,19 @@
 // ops_sort.cpp — CUDA kernels for sort, topk and kthvalue, and the row sort (sort.h) the other sort-family ops
 // build on. argsort and msort are Composite ops over sort, so they run here too.
 //
-// Where it sits: the CUDA twin of kernels/sort.cpp; the arithmetic is tensorplay_p10/cuda_kernels/sort.cu. The
-// CPU op, asked on meta tensors (cuda/ops_meta.h), checks each call (dim, k) with its own messages; the data
-// then goes to rows (the dim last, contiguous) and comes back with the same permuted view the CPU returns, so
-// results have the CPU's shapes and strides. Rows of at most kBitonicMax elements are sorted one per block in
-// shared memory; longer rows go through the one-sweep radix sort (Note [One-sweep radix sort] in
-// sort_onesweep.cu; from 2^30 elements the older segmented radix sort, Note [Segmented radix sort] in sort.cu),
-// except when only the first k <= kSelectMax are kept (topk, kthvalue): a radix select per row then finds them
-// without sorting the row (Note [topk by radix select]).
+// Where it sits: the CUDA twin of kernels/sort.cpp; the arithmetic is tensorplay_p10/cuda_kernels/sort.cu and
+// sort_radix.cu. The CPU op, asked on meta tensors (cuda/ops_meta.h), checks each call (dim, k) with its own
+// messages; the data then goes to rows (the dim last, contiguous) and comes back with the same permuted view the
+// CPU returns, so results have the CPU's shapes and strides. Rows of at most kBitonicMax elements are sorted one
+// per block in shared memory: by a bitonic network, or from kRadixRowsMin elements with keys of at most 32 bits
+// by a radix sort (Note [Block radix sort of a row] in sort_radix.cu). Longer rows go through the one-sweep
+// radix sort (Note [One-sweep radix sort]; from 2^30 elements the older segmented radix sort, Note [Segmented
+// radix sort] in sort.cu), except when only the first k <= kSelectMax are kept (topk, kthvalue): a radix select
+// per row then finds them without sorting the row (Note [topk by radix select]).
 #include "cuda/sort.h"
 
 #include <algorithm>
+#include <string>
 
 #include "cuda/ops_meta.h"
 
@@ -19,14 +21,15 @@ namespace tp::p10::cuda {
 
 namespace {
 constexpr int64_t kBitonicMax = 4096;  // sort.cu's bitonic keeps indices as u16 and 10 bytes per element
+constexpr int64_t kRadixRowsMin = 256;  // shorter rows: the bitonic network is as short as 4 radix passes
 constexpr int64_t kRadixTile = 4096;   // sort.cu's kTile
 constexpr int64_t kSelectMax = 1024;   // sort.cu's kSelectMax: the largest k topk_select keeps in shared memory
 constexpr unsigned kSelectThreads = 512;
 constexpr unsigned kRadixThreads = 256;
 constexpr int64_t kScanTile = 4096;  // sort.cu's kScanTile
 constexpr unsigned kScanThreads = 1024;
-constexpr int64_t kOnesweepTile = 4096;  // sort_onesweep.cu's kOsTile
-constexpr unsigned kOnesweepThreads = 256;  // sort_onesweep.cu's kOsThreads
+constexpr int64_t kOnesweepTile = 4096;  // sort_radix.cu's kOsTile
+constexpr unsigned kOnesweepThreads = 256;  // sort_radix.cu's kOsThreads
 constexpr int64_t kOnesweepMax = int64_t(1) << 30;  // its payloads are u32 and its look-back counts 30 bits
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -47,7 +50,7 @@ Tensor from_rows(const Tensor &t, int64_t d, int64_t nd) {
   return call_op<Tensor>(TP_OP("permute"), t, perm);
 }
 
-// The one-sweep radix sort of rows * len < 2^30 elements (Note [One-sweep radix sort] in sort_onesweep.cu):
+// The one-sweep radix sort of rows * len < 2^30 elements (Note [One-sweep radix sort] in sort_radix.cu):
 // one histogram launch, then one launch per pass over the key's bytes and the row number's bytes.
 void onesweep_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, int64_t keep,
                    const Tensor &values, const Tensor &indices) {
@@ -79,9 +82,9 @@ void onesweep_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, 
   const uint32_t n32 = uint32_t(n), len32 = uint32_t(len), keep32 = uint32_t(keep);
   const int sms = properties(dev).multi_processor_count;
   const unsigned hist_grid = unsigned(std::min<int64_t>(ceil_div(n, kOnesweepThreads), int64_t(sms) * 4));
-  launch(kernel(dev, "sort_onesweep.cu", kname("onesweep_hist", t)), LaunchConfig{hist_grid, kOnesweepThreads, 0},
+  launch(kernel(dev, "sort_radix.cu", kname("onesweep_hist", t)), LaunchConfig{hist_grid, kOnesweepThreads, 0},
          stream, n32, len32, key_bytes, npasses, int(descending), x.data_ptr(), hist);
-  CUfunction pass = kernel(dev, "sort_onesweep.cu", kname("onesweep_pass", t));
+  CUfunction pass = kernel(dev, "sort_radix.cu", kname("onesweep_pass", t));
   for (int p = 0; p < npasses; ++p) {
     const int by_row = p >= key_bytes, shift = 8 * (by_row ? p - key_bytes : p);
     launch(pass, LaunchConfig{unsigned(ntiles), kOnesweepThreads, 0}, stream, n32, len32, keep32, shift, by_row,
@@ -139,6 +142,18 @@ void sort_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, int6
   const Stream stream = stream_for(dev);
   const ScalarType t = x.dtype();
   const int sms = properties(dev).multi_processor_count;
+  const int64_t key_size = t == ScalarType::Int64 || t == ScalarType::Float64 ? 8 : 4;
+  if (len > kRadixRowsMin && len <= kBitonicMax && key_size == 4) {
+    // one block per row, a radix sort in shared memory (Note [Block radix sort of a row] in sort_radix.cu):
+    // 256 threads of N items each, N the smallest of 2, 4, 8, 16 that holds the row
+    int items = 2;
+    while (int64_t(kOnesweepThreads) * items < len) items *= 2;
+    const unsigned grid = unsigned(std::min<int64_t>(rows, int64_t(sms) * 16));
+    const std::string name = "radix_rows" + std::to_string(items);
+    launch(kernel(dev, "sort_radix.cu", kname(name.c_str(), t)), LaunchConfig{grid, kOnesweepThreads, 0}, stream,
+           rows, len, keep, int(descending), x.data_ptr(), values.data_ptr(), indices.data_ptr());
+    return;
+  }
   if (len <= kBitonicMax) {
     int npow2 = 1;
     while (npow2 < len) npow2 <<= 1;
@@ -164,7 +179,6 @@ void sort_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, int6
   }
   // Larger inputs: the segmented LSD radix sort, the key's bytes, then the row number's bytes (Note [Segmented
   // radix sort]), with int64 payloads and a histogram and scan per pass.
-  const int64_t key_size = t == ScalarType::Int64 || t == ScalarType::Float64 ? 8 : 4;
   const int key_bytes = int(x->itemsize());
   int row_bytes = 0;
   for (uint64_t m = uint64_t(rows - 1); m; m >>= 8) ++row_bytes;

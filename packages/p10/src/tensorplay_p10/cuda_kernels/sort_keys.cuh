@@ -1,7 +1,7 @@
 // sort_keys.cuh — the order keys of the sort family: every value as an unsigned integer in sort order.
 //
 // Where it sits: included by sort.cu (bitonic rows, radix select, the segmented radix sort) and
-// sort_onesweep.cu (the one-sweep radix sort of long rows); both sort by these keys, so they agree with each
+// sort_radix.cu (the one-sweep radix sort of long rows); both sort by these keys, so they agree with each
 // other and with the CPU's less_nan_last order (kernels/sort.cpp).
 #pragma once
 #include "common.cuh"
