@@ -151,6 +151,41 @@ def test_topk_matches_cpu_and_numpy(dtype, largest):
         np.testing.assert_array_equal(np_of(i), ref)
 
 
+def check_topk(x: tp.Tensor, k: int, largest: bool):
+    v, i = tp.topk(x.to(DEV), k, -1, largest)
+    cv, ci = tp.topk(x, k, -1, largest)
+    np.testing.assert_array_equal(np_of(i), np_of(ci))
+    np.testing.assert_array_equal(np_of(v), np_of(cv))
+    np.testing.assert_array_equal(np_of(i), ref_order(np_of(x), largest)[..., :k])
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float16, tp.bfloat16, tp.int32], ids=str)
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_select_few_candidates(dtype, largest):
+    # spread-out values: few elements share the k-th one's top key byte, so the radix select keeps them in
+    # shared memory after its first histogram (the fast path); float16 has ties among them
+    rng = np.random.default_rng(13)
+    if dtype is tp.int32:
+        x = tp.from_numpy(rng.integers(-(2**31), 2**31 - 1, size=(6, 32000), dtype=np.int64).astype(np.int32))
+    else:
+        x = tp.from_numpy(rng.standard_normal((6, 32000)).astype(np.float32)).to(dtype)
+    check_topk(x, 50, largest)
+    check_topk(x[:, :5000], 1024, largest)
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_topk_select_candidate_limit(extra):
+    # 2048 elements share the largest top byte (the fast path's limit), 2049 take the general path
+    rng = np.random.default_rng(14)
+    a = rng.integers(0, 1 << 24, size=(2, 10000))
+    a[:, : 2048 + extra] = rng.integers(1 << 24, 1 << 25, size=(2, 2048 + extra))
+    a = rng.permuted(a, axis=1)
+    a[:, 100:110] = a[:, 90:100]  # ties among the candidates
+    x = tp.from_numpy(a.astype(np.int32))
+    check_topk(x, 5, True)
+    check_topk(x, 700, True)
+
+
 def test_topk_edge_cases_and_errors():
     x = data((4, 9), tp.float32).to(DEV)
     v, i = tp.topk(x, 3, sorted=False)  # always returned in order, as on the CPU

@@ -166,8 +166,11 @@ void sort_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, int6
   }
   if (keep <= kSelectMax && len < (int64_t(1) << 31) && (rows * 8 >= sms || len <= (int64_t(1) << 20))) {
     // topk / kthvalue of long rows: a radix select per row (Note [topk by radix select]), when there are rows
-    // enough to fill the device or a row is short enough for one block to read it a few times
-    const unsigned grid = unsigned(std::min<int64_t>(rows, int64_t(sms) * 4));
+    // enough to fill the device or a row is short enough for one block to read it a few times. Long rows get
+    // two blocks an SM, so that the rows being read (264 x 128 KB for float32 rows of 32000) stay in the L2
+    // cache between a block's reads of its row.
+    const int64_t per_sm = len * int64_t(x->itemsize()) <= (int64_t(64) << 10) ? 4 : 2;
+    const unsigned grid = unsigned(std::min<int64_t>(rows, int64_t(sms) * per_sm));
     launch(kernel(dev, "sort.cu", kname("topk_select", t)), LaunchConfig{grid, kSelectThreads, 0}, stream, rows,
            len, keep, int(descending), x.data_ptr(), values.data_ptr(), indices.data_ptr());
     return;
