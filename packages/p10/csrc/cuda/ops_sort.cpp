@@ -81,7 +81,8 @@ void onesweep_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, 
   };
   const uint32_t n32 = uint32_t(n), len32 = uint32_t(len), keep32 = uint32_t(keep);
   const int sms = properties(dev).multi_processor_count;
-  const unsigned hist_grid = unsigned(std::min<int64_t>(ceil_div(n, kOnesweepThreads), int64_t(sms) * 4));
+  // 4 elements a thread (sort_radix.cu's kHistUnroll), up to 8 blocks an SM: the device's full thread count
+  const unsigned hist_grid = unsigned(std::min<int64_t>(ceil_div(n, kOnesweepThreads * 4), int64_t(sms) * 8));
   launch(kernel(dev, "sort_radix.cu", kname("onesweep_hist", t)), LaunchConfig{hist_grid, kOnesweepThreads, 0},
          stream, n32, len32, key_bytes, npasses, int(descending), x.data_ptr(), hist);
   CUfunction pass = kernel(dev, "sort_radix.cu", kname("onesweep_pass", t));
