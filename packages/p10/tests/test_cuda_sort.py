@@ -1,10 +1,11 @@
-"""sort, argsort, msort, topk and kthvalue on the GPU (csrc/cuda/ops_sort.cpp, cuda_kernels/sort.cu).
+"""sort, argsort, msort, topk and kthvalue on the GPU (csrc/cuda/ops_sort.cpp, cuda_kernels/sort*.cu).
 
 Every result is compared with the CPU op (values and indices exactly: both are stable sorts by (value,
 index) with NaN largest) and with a NumPy reference built from np.lexsort, never with the code under test. The
-data has many ties, NaN, inf and -0.0, so stability and the NaN order are exercised. Shapes cover both
-algorithms: rows of at most 4096 elements (bitonic, one block per row) and longer rows (the segmented radix
-sort, with one and with two bytes of row number). GPU only: elsewhere these skip with "needs a CUDA device".
+data has many ties, NaN, inf and -0.0, so stability and the NaN order are exercised. Shapes cover every
+algorithm: rows of at most 4096 elements (bitonic, or the block radix sort above 256, one block per row) and
+longer rows (the one-sweep radix sort, with one and with two bytes of row number). GPU only: elsewhere these
+skip with "needs a CUDA device".
 """
 
 import sys
@@ -93,6 +94,22 @@ def test_sort_long_rows_and_many_rows(dtype):
     check_sort(data((2, 4097), dtype, seed=3), 1, True)
 
 
+@pytest.mark.parametrize("dtype", [tp.float32, tp.bfloat16, tp.int8, tp.bool], ids=str)
+@pytest.mark.parametrize("length", [256, 257, 512, 513, 1024, 2049, 4096])
+def test_sort_rows_by_block_radix(dtype, length):
+    # above 256 elements, keys of <= 32 bits: the block radix sort, 256 threads of 2, 4, 8 or 16 items
+    check_sort(data((3, length), dtype, seed=length), 1, length % 2 == 1)
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.int16, tp.float64], ids=str)
+def test_sort_one_sweep_tiles(dtype):
+    # the one-sweep radix sort: whole tiles of 4096, one more element, and a long look-back chain (65 tiles)
+    check_sort(data((2, 8192), dtype, seed=9), 1, False)
+    check_sort(data((8193,), dtype, seed=10), 0, True)
+    check_sort(data(((1 << 18) + 5,), dtype, seed=11), 0, False)
+    check_sort(data((5, 6000), dtype, seed=12).t(), 0, True)  # a non-contiguous input, 5 rows
+
+
 def test_sort_layouts_and_edge_shapes():
     x = data((9, 13), tp.float32, seed=4)
     check_sort(x.t(), 1, False)  # transposed
@@ -122,6 +139,7 @@ def test_topk_matches_cpu_and_numpy(dtype, largest):
     # largest k, 1025 goes to the radix sort
     cases = [((5, 100), 7, 1), ((30, 8), 3, 0), ((64, 32000), 50, -1), ((6, 10), 10, 1), ((6, 10), 0, 1)]
     cases += [((1, 20000), 5, 1), ((3, 5000), 1024, 1), ((3, 5000), 1025, 1), ((2, 4097), 1, 1)]
+    cases += [((4, 1000), 10, 1)]  # the block radix sort, keeping 10
     for shape, k, dim in cases:
         x = data(shape, dtype, seed=k)
         v, i = tp.topk(x.to(DEV), k, dim, largest)
@@ -131,6 +149,41 @@ def test_topk_matches_cpu_and_numpy(dtype, largest):
         np.testing.assert_array_equal(np_of(v), np_of(cv))
         ref = np.moveaxis(ref_order(np.moveaxis(np_of(x), dim, -1), largest)[..., :k], -1, dim)
         np.testing.assert_array_equal(np_of(i), ref)
+
+
+def check_topk(x: tp.Tensor, k: int, largest: bool):
+    v, i = tp.topk(x.to(DEV), k, -1, largest)
+    cv, ci = tp.topk(x, k, -1, largest)
+    np.testing.assert_array_equal(np_of(i), np_of(ci))
+    np.testing.assert_array_equal(np_of(v), np_of(cv))
+    np.testing.assert_array_equal(np_of(i), ref_order(np_of(x), largest)[..., :k])
+
+
+@pytest.mark.parametrize("dtype", [tp.float32, tp.float16, tp.bfloat16, tp.int32], ids=str)
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_select_few_candidates(dtype, largest):
+    # spread-out values: few elements share the k-th one's top key byte, so the radix select keeps them in
+    # shared memory after its first histogram (the fast path); float16 has ties among them
+    rng = np.random.default_rng(13)
+    if dtype is tp.int32:
+        x = tp.from_numpy(rng.integers(-(2**31), 2**31 - 1, size=(6, 32000), dtype=np.int64).astype(np.int32))
+    else:
+        x = tp.from_numpy(rng.standard_normal((6, 32000)).astype(np.float32)).to(dtype)
+    check_topk(x, 50, largest)
+    check_topk(x[:, :5000], 1024, largest)
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_topk_select_candidate_limit(extra):
+    # 2048 elements share the largest top byte (the fast path's limit), 2049 take the general path
+    rng = np.random.default_rng(14)
+    a = rng.integers(0, 1 << 24, size=(2, 10000))
+    a[:, : 2048 + extra] = rng.integers(1 << 24, 1 << 25, size=(2, 2048 + extra))
+    a = rng.permuted(a, axis=1)
+    a[:, 100:110] = a[:, 90:100]  # ties among the candidates
+    x = tp.from_numpy(a.astype(np.int32))
+    check_topk(x, 5, True)
+    check_topk(x, 700, True)
 
 
 def test_topk_edge_cases_and_errors():

@@ -1,9 +1,9 @@
 """The sort-family kernel files compile through NVRTC, and every kernel name their C++ ops ask for exists.
 
 Runs in CI with no GPU (NVRTC from the nvidia-cuda-nvrtc wheel; skipped, saying so, where it is missing). The
-ops are csrc/cuda/ops_sort.cpp, ops_order_stats.cpp and ops_search.cpp; the kernels sort.cu, order_stats.cu
-and search.cu. Besides the explicit lists, every ``kname("base", ...)`` and plain kernel-name string in those
-.cpp files is checked against the PTX, so a renamed kernel fails here rather than on the GPU.
+ops are csrc/cuda/ops_sort.cpp, ops_order_stats.cpp and ops_search.cpp; the kernels sort.cu, sort_radix.cu,
+order_stats.cu and search.cu. Besides the explicit lists, every ``kname("base", ...)`` and plain kernel-name
+string in those .cpp files is checked against the PTX, so a renamed kernel fails here rather than on the GPU.
 """
 
 import pathlib
@@ -18,7 +18,7 @@ from cuda_testing import kernel_entries  # noqa: E402
 
 REAL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
-MODULES = ("sort.cu", "order_stats.cu", "search.cu")
+MODULES = ("sort.cu", "sort_radix.cu", "order_stats.cu", "search.cu")
 CSRC = pathlib.Path(__file__).resolve().parents[1] / "csrc" / "cuda"
 OPS = ("ops_sort.cpp", "ops_order_stats.cpp", "ops_search.cpp")
 
@@ -33,6 +33,10 @@ def test_sort_kernels(entries):
     assert {f"{b}_{t}" for b in ("bitonic", "radix_init", "radix_gather", "topk_select") for t in REAL} <= k
     assert {f"radix_{s}_{w}" for s in ("hist", "scatter") for w in ("k32", "k64")} <= k
     assert {"scan_tile_sums", "scan_sums", "scan_tiles"} <= k
+    radix = entries["sort_radix.cu"]
+    assert {f"onesweep_{b}_{t}" for b in ("hist", "pass") for t in REAL} <= radix
+    narrow = [t for t in REAL if t not in ("int64", "float64")]  # keys of at most 32 bits
+    assert {f"radix_rows{n}_{t}" for n in (2, 4, 8, 16) for t in narrow} <= radix
 
 
 def test_order_stats_kernels(entries):

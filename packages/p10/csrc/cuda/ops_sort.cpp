@@ -1,16 +1,19 @@
 // ops_sort.cpp — CUDA kernels for sort, topk and kthvalue, and the row sort (sort.h) the other sort-family ops
 // build on. argsort and msort are Composite ops over sort, so they run here too.
 //
-// Where it sits: the CUDA twin of kernels/sort.cpp; the arithmetic is tensorplay_p10/cuda_kernels/sort.cu. The
-// CPU op, asked on meta tensors (cuda/ops_meta.h), checks each call (dim, k) with its own messages; the data
-// then goes to rows (the dim last, contiguous) and comes back with the same permuted view the CPU returns, so
-// results have the CPU's shapes and strides. Rows of at most kBitonicMax elements are sorted one per block in
-// shared memory; longer rows go through the segmented radix sort (Note [Segmented radix sort] in sort.cu),
-// except when only the first k <= kSelectMax are kept (topk, kthvalue): a radix select per row then finds them
-// without sorting the row (Note [topk by radix select]).
+// Where it sits: the CUDA twin of kernels/sort.cpp; the arithmetic is tensorplay_p10/cuda_kernels/sort.cu and
+// sort_radix.cu. The CPU op, asked on meta tensors (cuda/ops_meta.h), checks each call (dim, k) with its own
+// messages; the data then goes to rows (the dim last, contiguous) and comes back with the same permuted view the
+// CPU returns, so results have the CPU's shapes and strides. Rows of at most kBitonicMax elements are sorted one
+// per block in shared memory: by a bitonic network, or from kRadixRowsMin elements with keys of at most 32 bits
+// by a radix sort (Note [Block radix sort of a row] in sort_radix.cu). Longer rows go through the one-sweep
+// radix sort (Note [One-sweep radix sort]; from 2^30 elements the older segmented radix sort, Note [Segmented
+// radix sort] in sort.cu), except when only the first k <= kSelectMax are kept (topk, kthvalue): a radix select
+// per row then finds them without sorting the row (Note [topk by radix select]).
 #include "cuda/sort.h"
 
 #include <algorithm>
+#include <string>
 
 #include "cuda/ops_meta.h"
 
@@ -18,12 +21,16 @@ namespace tp::p10::cuda {
 
 namespace {
 constexpr int64_t kBitonicMax = 4096;  // sort.cu's bitonic keeps indices as u16 and 10 bytes per element
+constexpr int64_t kRadixRowsMin = 256;  // shorter rows: the bitonic network is as short as 4 radix passes
 constexpr int64_t kRadixTile = 4096;   // sort.cu's kTile
 constexpr int64_t kSelectMax = 1024;   // sort.cu's kSelectMax: the largest k topk_select keeps in shared memory
 constexpr unsigned kSelectThreads = 512;
 constexpr unsigned kRadixThreads = 256;
 constexpr int64_t kScanTile = 4096;  // sort.cu's kScanTile
 constexpr unsigned kScanThreads = 1024;
+constexpr int64_t kOnesweepTile = 4096;  // sort_radix.cu's kOsTile
+constexpr unsigned kOnesweepThreads = 256;  // sort_radix.cu's kOsThreads
+constexpr int64_t kOnesweepMax = int64_t(1) << 30;  // its payloads are u32 and its look-back counts 30 bits
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -41,6 +48,51 @@ Tensor from_rows(const Tensor &t, int64_t d, int64_t nd) {
   std::vector<int64_t> perm(static_cast<size_t>(nd));
   for (int64_t k = 0, src = 0; k < nd; ++k) perm[size_t(k)] = k == d ? nd - 1 : src++;
   return call_op<Tensor>(TP_OP("permute"), t, perm);
+}
+
+// The one-sweep radix sort of rows * len < 2^30 elements (Note [One-sweep radix sort] in sort_radix.cu):
+// one histogram launch, then one launch per pass over the key's bytes and the row number's bytes.
+void onesweep_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, int64_t keep,
+                   const Tensor &values, const Tensor &indices) {
+  const int dev = x.device().index;
+  const Stream stream = stream_for(dev);
+  const ScalarType t = x.dtype();
+  const Device device = x.device();
+  const int64_t n = rows * len;
+  const int64_t key_size = t == ScalarType::Int64 || t == ScalarType::Float64 ? 8 : 4;
+  const int key_bytes = int(x->itemsize());
+  int row_bytes = 0;
+  for (uint64_t m = uint64_t(rows - 1); m; m >>= 8) ++row_bytes;
+  const int npasses = key_bytes + row_bytes;
+  const int64_t ntiles = ceil_div(n, kOnesweepTile);
+  // Scratch, u32 words, all zero: every pass's histogram, tile counter and tiles' look-back status words.
+  const int64_t words = npasses * 256 + npasses + npasses * ntiles * 256;
+  Tensor scratch = empty_tensor({words}, ScalarType::Int32, device);
+  TP_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(scratch.data_ptr()), 0, size_t(words) * 4, stream.handle);
+  uint32_t *hist = static_cast<uint32_t *>(scratch.data_ptr());
+  uint32_t *counters = hist + npasses * 256, *status = counters + npasses;
+  Tensor keys[2], pay[2];  // ping-pong buffers between passes; the first pass reads x, the last writes values
+  for (int b = 0; npasses > 1 && b < 2; ++b) {
+    keys[b] = empty_tensor({n * key_size}, ScalarType::UInt8, device);
+    pay[b] = empty_tensor({n}, ScalarType::Int32, device);
+  }
+  const auto ptr = [&](const Tensor *buf, int b) {
+    return npasses > 1 ? buf[b].data_ptr() : static_cast<void *>(nullptr);
+  };
+  const uint32_t n32 = uint32_t(n), len32 = uint32_t(len), keep32 = uint32_t(keep);
+  const int sms = properties(dev).multi_processor_count;
+  // 4 elements a thread (sort_radix.cu's kHistUnroll), up to 8 blocks an SM: the device's full thread count
+  const unsigned hist_grid = unsigned(std::min<int64_t>(ceil_div(n, kOnesweepThreads * 4), int64_t(sms) * 8));
+  launch(kernel(dev, "sort_radix.cu", kname("onesweep_hist", t)), LaunchConfig{hist_grid, kOnesweepThreads, 0},
+         stream, n32, len32, key_bytes, npasses, int(descending), x.data_ptr(), hist);
+  CUfunction pass = kernel(dev, "sort_radix.cu", kname("onesweep_pass", t));
+  for (int p = 0; p < npasses; ++p) {
+    const int by_row = p >= key_bytes, shift = 8 * (by_row ? p - key_bytes : p);
+    launch(pass, LaunchConfig{unsigned(ntiles), kOnesweepThreads, 0}, stream, n32, len32, keep32, shift, by_row,
+           int(p == 0), int(p == npasses - 1), int(descending), x.data_ptr(), ptr(keys, p & 1), ptr(pay, p & 1),
+           ptr(keys, (p + 1) & 1), ptr(pay, (p + 1) & 1), values.data_ptr(), indices.data_ptr(), hist + p * 256,
+           status + int64_t(p) * ntiles * 256, counters + p);
+  }
 }
 }  // namespace
 
@@ -91,6 +143,18 @@ void sort_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, int6
   const Stream stream = stream_for(dev);
   const ScalarType t = x.dtype();
   const int sms = properties(dev).multi_processor_count;
+  const int64_t key_size = t == ScalarType::Int64 || t == ScalarType::Float64 ? 8 : 4;
+  if (len > kRadixRowsMin && len <= kBitonicMax && key_size == 4) {
+    // one block per row, a radix sort in shared memory (Note [Block radix sort of a row] in sort_radix.cu):
+    // 256 threads of N items each, N the smallest of 2, 4, 8, 16 that holds the row
+    int items = 2;
+    while (int64_t(kOnesweepThreads) * items < len) items *= 2;
+    const unsigned grid = unsigned(std::min<int64_t>(rows, int64_t(sms) * 16));
+    const std::string name = "radix_rows" + std::to_string(items);
+    launch(kernel(dev, "sort_radix.cu", kname(name.c_str(), t)), LaunchConfig{grid, kOnesweepThreads, 0}, stream,
+           rows, len, keep, int(descending), x.data_ptr(), values.data_ptr(), indices.data_ptr());
+    return;
+  }
   if (len <= kBitonicMax) {
     int npow2 = 1;
     while (npow2 < len) npow2 <<= 1;
@@ -103,15 +167,22 @@ void sort_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, int6
   }
   if (keep <= kSelectMax && len < (int64_t(1) << 31) && (rows * 8 >= sms || len <= (int64_t(1) << 20))) {
     // topk / kthvalue of long rows: a radix select per row (Note [topk by radix select]), when there are rows
-    // enough to fill the device or a row is short enough for one block to read it a few times
-    const unsigned grid = unsigned(std::min<int64_t>(rows, int64_t(sms) * 4));
+    // enough to fill the device or a row is short enough for one block to read it a few times. Long rows get
+    // two blocks an SM, so that the rows being read (264 x 128 KB for float32 rows of 32000) stay in the L2
+    // cache between a block's reads of its row.
+    const int64_t per_sm = len * int64_t(x->itemsize()) <= (int64_t(64) << 10) ? 4 : 2;
+    const unsigned grid = unsigned(std::min<int64_t>(rows, int64_t(sms) * per_sm));
     launch(kernel(dev, "sort.cu", kname("topk_select", t)), LaunchConfig{grid, kSelectThreads, 0}, stream, rows,
            len, keep, int(descending), x.data_ptr(), values.data_ptr(), indices.data_ptr());
     return;
   }
-  // Segmented LSD radix sort: the key's bytes, then the row number's bytes (Note [Segmented radix sort]).
   const int64_t n = rows * len;
-  const int64_t key_size = t == ScalarType::Int64 || t == ScalarType::Float64 ? 8 : 4;
+  if (n < kOnesweepMax) {
+    onesweep_rows(x, rows, len, descending, keep, values, indices);
+    return;
+  }
+  // Larger inputs: the segmented LSD radix sort, the key's bytes, then the row number's bytes (Note [Segmented
+  // radix sort]), with int64 payloads and a histogram and scan per pass.
   const int key_bytes = int(x->itemsize());
   int row_bytes = 0;
   for (uint64_t m = uint64_t(rows - 1); m; m >>= 8) ++row_bytes;

@@ -6,78 +6,7 @@
 //   radix_*:      an LSD radix sort over all rows at once (8 bits a pass), for longer rows.
 // Both sort by the pair (order key, index in the row), so equal keys keep their order (a stable sort) and the
 // two algorithms agree element for element with the CPU's std::stable_sort (kernels/sort.cpp).
-#include "common.cuh"
-
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
-// ---- Note [Order keys] ---------------------------------------------------------------------------------------
-// Every value becomes an unsigned integer whose unsigned order is the CPU's less_nan_last order:
-//   integers:  the sign bit flipped (two's complement -> offset binary); bool and uint8 as they are;
-//   floats:    -0.0 first becomes +0.0 (the CPU compares with <, so they are equal and ties go by index), every
-//              NaN becomes the all-ones key (NaN after +inf, all NaNs equal), then the IEEE bits are mapped as
-//              positive -> sign bit set, negative -> all bits inverted, which orders them as numbers.
-// Descending order is the bitwise complement of the key (masked to the key's width): NaN then comes first, as
-// in the CPU's mirrored comparison, and equal keys stay equal, so ties still go by index.
-// float16 and bfloat16 keep 16-bit keys (two radix passes), 64-bit types 64-bit keys (eight passes).
-template <typename T> struct KeyTraits;
-// UW is the unsigned type of T's own width, so a negative int8 maps to 0x80..0xff before the flip.
-#define TP_INT_KEY(T, K, UW, FLIP)                                                                          \
-  template <> struct KeyTraits<T> {                                                                         \
-    typedef K Key;                                                                                          \
-    static const int bytes = sizeof(T);                                                                     \
-    __device__ __forceinline__ static Key key(T v) { return Key((UW)(v)) ^ Key(FLIP); }                     \
-  };
-TP_INT_KEY(bool, u32, unsigned char, 0)
-TP_INT_KEY(uint8, u32, unsigned char, 0)
-TP_INT_KEY(int8, u32, unsigned char, 0x80u)
-TP_INT_KEY(int16, u32, unsigned short, 0x8000u)
-TP_INT_KEY(int32, u32, u32, 0x80000000u)
-TP_INT_KEY(int64, u64, u64, 0x8000000000000000ull)
-#undef TP_INT_KEY
-
-__device__ __forceinline__ u32 float_bits_key16(unsigned short h, unsigned short exp_mask) {
-  if ((h & 0x7fffu) > exp_mask) return 0xffffu;  // NaN
-  if ((h & 0x7fffu) == 0) h = 0;                  // -0.0 -> +0.0
-  return (h & 0x8000u) ? u32((unsigned short)(~h)) : u32(h | 0x8000u);
-}
-template <> struct KeyTraits<float16> {
-  typedef u32 Key;
-  static const int bytes = 2;
-  __device__ __forceinline__ static Key key(float16 v) { return float_bits_key16(v.bits, 0x7c00u); }
-};
-template <> struct KeyTraits<bfloat16> {
-  typedef u32 Key;
-  static const int bytes = 2;
-  __device__ __forceinline__ static Key key(bfloat16 v) { return float_bits_key16(v.bits, 0x7f80u); }
-};
-template <> struct KeyTraits<float32> {
-  typedef u32 Key;
-  static const int bytes = 4;
-  __device__ __forceinline__ static Key key(float v) {
-    if (v != v) return 0xffffffffu;
-    const u32 u = __float_as_uint(v == 0.0f ? 0.0f : v);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-  }
-};
-template <> struct KeyTraits<float64> {
-  typedef u64 Key;
-  static const int bytes = 8;
-  __device__ __forceinline__ static Key key(double v) {
-    if (v != v) return 0xffffffffffffffffull;
-    const u64 u = (u64)__double_as_longlong(v == 0.0 ? 0.0 : v);
-    return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
-  }
-};
-
-// The key of `v` in the requested direction (Note [Order keys]).
-template <typename T> __device__ __forceinline__ typename KeyTraits<T>::Key order_key(T v, int descending) {
-  typedef typename KeyTraits<T>::Key K;
-  const K k = KeyTraits<T>::key(v);
-  if (!descending) return k;
-  const K mask = KeyTraits<T>::bytes == sizeof(K) ? ~K(0) : ((K(1) << (8 * KeyTraits<T>::bytes)) - 1);
-  return ~k & mask;
-}
+#include "sort_keys.cuh"
 
 // ---- bitonic sort, one row per block --------------------------------------------------------------------------
 // The row's keys (as u64) and indices (u16: len <= 4096) sit in dynamic shared memory, padded to the power of
@@ -241,29 +170,112 @@ __device__ void radix_gather(int64 n, int64 len, int64 keep, const int64 *payloa
 }
 
 // ---- Note [topk by radix select] ------------------------------------------------------------------------------
-// topk of a long row (len > 4096) with k <= kSelectMax, one block per row, without sorting the row:
-//   1. radix select, most significant byte first: a 256-bin histogram of the keys that match the bytes chosen
-//      so far; the bin where the running count reaches k fixes the next byte. After the last byte, `kth` is the
-//      k-th smallest key and `want` the number of elements equal to it that belong to the result;
-//   2. collection: every element with key < kth (there are k - want), and the first `want` elements equal to
-//      kth in index order — ranked in order, a chunk of blockDim elements at a time (ballots within a warp,
-//      counts per warp across warps) — which is what the stable order keeps;
-//   3. the k chosen (key, index) pairs are sorted in shared memory (bitonic, as above) and written in order.
-// The row is read once per key byte plus once to collect; keys are recomputed from the values each time.
+// topk of a long row (len > 4096) with k <= kSelectMax, one block per row, without sorting the row. First a
+// 256-bin histogram of the keys' top bytes over the whole row (a warp adds each bin once, __match_any_sync
+// grouping its lanes, because real data piles up in a few top-byte bins). The bin where the running count
+// reaches k splits the row into the elements surely kept (a smaller top byte: k - want of them), the candidates
+// (that top byte: ncand of them, `want` of which are kept) and the rest. Then:
+//   fast path, ncand <= kCandMax: ONE more read of the row copies the kept elements into the selection and the
+//     candidates into shared memory, both in any order; a bitonic sort of the candidates by (key, index) puts
+//     the `want` kept ones first — equal keys by index, which is what the stable order keeps. Two reads in all.
+//   general path (many candidates, as with few distinct values): radix select over the remaining bytes, most
+//     significant first, each a histogram of the keys matching the bytes chosen so far; then `kth` is the k-th
+//     smallest key and `want` the number of elements equal to it that are kept. Collection: every key < kth,
+//     and the first `want` keys equal to kth in index order — ranked a chunk of blockDim elements at a time
+//     (ballots within a warp, counts per warp across warps). One read per key byte plus one to collect.
+// Either way the k chosen (key, index) pairs are sorted in shared memory (bitonic, as above) and written in
+// order. The reads of the row are unrolled kSelectUnroll deep, so each thread has that many loads in flight.
 #define kSelectMax 1024
+#define kCandMax 2048
 #define kSelectThreads 512
 #define kSelectWarps (kSelectThreads / 32)
+#define kSelectUnroll 8
+#define kNoBin 256u
+
+// Bitonic sort of the npow2 (key, id) pairs in shared memory by (key, id), by the whole block; ends synced.
+__device__ void bitonic_pairs(u64 *keys, unsigned *ids, int npow2) {
+  for (int kk = 2; kk <= npow2; kk <<= 1) {
+    for (int j = kk >> 1; j > 0; j >>= 1) {
+      for (int p = threadIdx.x; p < (npow2 >> 1); p += blockDim.x) {
+        const int a = ((p & ~(j - 1)) << 1) | (p & (j - 1)), l = a | j;
+        const u64 ka = keys[a], kl = keys[l];
+        const unsigned ia = ids[a], il = ids[l];
+        const bool a_after = ka > kl || (ka == kl && ia > il);
+        const bool l_after = kl > ka || (kl == ka && il > ia);
+        if ((a & kk) == 0 ? a_after : l_after) {
+          keys[a] = kl;
+          keys[l] = ka;
+          ids[a] = il;
+          ids[l] = ia;
+        }
+      }
+      __syncthreads();
+    }
+  }
+}
+
+// Warp 0: the bin of `hist` where the running count reaches want (1 <= want <= the total); it, the count of
+// the bins before it and its own count go to *bin, *before and *count. Lane l holds bins 8l .. 8l + 7.
+__device__ __forceinline__ void find_bin(const unsigned *hist, long long want, unsigned *bin, long long *before,
+                                         unsigned *count) {
+  const int lane = threadIdx.x & 31;
+  long long c[8], sum = 0;
+  for (int j = 0; j < 8; ++j) {
+    c[j] = hist[lane * 8 + j];
+    sum += c[j];
+  }
+  long long inc = sum;
+  for (int o = 1; o < 32; o <<= 1) {
+    const long long t = __shfl_up_sync(0xffffffffu, inc, o);
+    if (lane >= o) inc += t;
+  }
+  const long long exc = inc - sum;
+  if (exc < want && want <= inc) {  // exactly one lane
+    long long cum = exc;
+    int j = 0;
+    while (cum + c[j] < want) cum += c[j++];
+    *bin = unsigned(lane * 8 + j);
+    *before = cum;
+    *count = unsigned(c[j]);
+  }
+}
+
+// hist[(key >> shift) & 255] += 1 for the row's keys with (key & mask) == prefix; the loop is warp-uniform.
+template <typename T>
+__device__ void select_hist(const T *xr, int64 len, int descending, int shift, typename KeyTraits<T>::Key prefix,
+                            typename KeyTraits<T>::Key mask, unsigned *hist) {
+  typedef typename KeyTraits<T>::Key K;
+  const int lane = threadIdx.x & 31;
+  for (int64 base = 0; base < len; base += int64(blockDim.x) * kSelectUnroll) {
+    K key[kSelectUnroll];
+#pragma unroll
+    for (int u = 0; u < kSelectUnroll; ++u) {
+      const int64 i = base + u * int64(blockDim.x) + threadIdx.x;
+      key[u] = i < len ? order_key(xr[i], descending) : K(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kSelectUnroll; ++u) {
+      const int64 i = base + u * int64(blockDim.x) + threadIdx.x;
+      const bool in = i < len && (key[u] & mask) == prefix;
+      const unsigned b = in ? unsigned(key[u] >> shift) & 255u : kNoBin;
+      const unsigned peers = __match_any_sync(0xffffffffu, b);
+      if (in && lane == __ffs(peers) - 1) atomicAdd(&hist[b], unsigned(__popc(peers)));
+    }
+  }
+}
 
 template <typename T>
 __device__ void topk_select(int64 rows, int64 len, int64 k, int descending, const T *x, T *values, int64 *indices) {
   typedef typename KeyTraits<T>::Key K;
+  const int top = 8 * KeyTraits<T>::bytes - 8;  // the shift of the key's top byte
   __shared__ unsigned hist[256];
   __shared__ u64 sel_keys[kSelectMax];
   __shared__ unsigned sel_ids[kSelectMax];
+  __shared__ u64 cand_keys[kCandMax];
+  __shared__ unsigned cand_ids[kCandMax];
   __shared__ K s_prefix, s_mask;
-  __shared__ long long s_want;
-  __shared__ unsigned s_nlt;
-  __shared__ long long s_eq_taken;
+  __shared__ long long s_want, s_before, s_eq_taken;
+  __shared__ unsigned s_bin, s_count, s_nlt, s_ncand;
   __shared__ int warp_eq[kSelectWarps];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const unsigned lanes_below = (1u << lane) - 1u;
@@ -271,100 +283,115 @@ __device__ void topk_select(int64 rows, int64 len, int64 k, int descending, cons
   while (npow2 < k) npow2 <<= 1;
   for (int64 r = blockIdx.x; r < rows; r += gridDim.x) {
     const T *xr = x + r * len;
+    // 1. the top bytes' histogram; the bin where the count reaches k
+    for (int d = tid; d < 256; d += blockDim.x) hist[d] = 0;
     if (tid == 0) {
-      s_prefix = 0;
-      s_mask = 0;
-      s_want = k;
       s_nlt = 0;
+      s_ncand = 0;
       s_eq_taken = 0;
     }
-    // 1. radix select
-    for (int shift = 8 * KeyTraits<T>::bytes - 8; shift >= 0; shift -= 8) {
-      for (int d = tid; d < 256; d += blockDim.x) hist[d] = 0;
-      __syncthreads();  // also publishes the previous round's prefix, mask and want
-      const K prefix = s_prefix, mask = s_mask;
-      for (int64 i = tid; i < len; i += blockDim.x) {
-        const K key = order_key(xr[i], descending);
-        if ((key & mask) == prefix) atomicAdd(&hist[int((key >> shift) & K(255))], 1u);
+    __syncthreads();
+    select_hist(xr, len, descending, top, K(0), K(0), hist);
+    __syncthreads();
+    if (warp == 0) find_bin(hist, k, &s_bin, &s_before, &s_count);
+    __syncthreads();
+    const unsigned bin = s_bin, ncand = s_count;
+    const long long nlt = s_before;  // kept for sure: the elements of the bins before `bin`
+    if (ncand <= kCandMax) {
+      // 2. fast path: the kept elements to sel_*, the candidates to cand_*, then sort the candidates
+      for (int64 base = 0; base < len; base += int64(blockDim.x) * kSelectUnroll) {
+        K key[kSelectUnroll];
+#pragma unroll
+        for (int u = 0; u < kSelectUnroll; ++u) {
+          const int64 i = base + u * int64(blockDim.x) + tid;
+          key[u] = i < len ? order_key(xr[i], descending) : K(0);
+        }
+#pragma unroll
+        for (int u = 0; u < kSelectUnroll; ++u) {
+          const int64 i = base + u * int64(blockDim.x) + tid;
+          const unsigned b = unsigned(key[u] >> top) & 255u;
+          if (i < len && b < bin) {
+            const unsigned s = atomicAdd(&s_nlt, 1u);
+            sel_keys[s] = u64(key[u]);
+            sel_ids[s] = unsigned(i);
+          } else if (i < len && b == bin) {
+            const unsigned s = atomicAdd(&s_ncand, 1u);
+            cand_keys[s] = u64(key[u]);
+            cand_ids[s] = unsigned(i);
+          }
+        }
+      }
+      int cpow2 = 1;
+      while (cpow2 < int(ncand)) cpow2 <<= 1;
+      for (int i = int(ncand) + tid; i < cpow2; i += blockDim.x) {
+        cand_keys[i] = ~0ull;
+        cand_ids[i] = 0xffffffffu;
       }
       __syncthreads();
-      if (warp == 0) {  // the bin where the running count reaches want: lane l holds bins 8l .. 8l + 7
-        const long long want = s_want;
-        long long c[8], sum = 0;
-        for (int j = 0; j < 8; ++j) {
-          c[j] = hist[lane * 8 + j];
-          sum += c[j];
-        }
-        long long inc = sum;
-        for (int o = 1; o < 32; o <<= 1) {
-          const long long t = __shfl_up_sync(0xffffffffu, inc, o);
-          if (lane >= o) inc += t;
-        }
-        const long long exc = inc - sum;
-        if (exc < want && want <= inc) {  // exactly one lane: want <= the count of matching keys
-          long long cum = exc;
-          int j = 0;
-          while (cum + c[j] < want) cum += c[j++];
-          s_prefix = prefix | (K(lane * 8 + j) << shift);
+      bitonic_pairs(cand_keys, cand_ids, cpow2);
+      for (int t = tid; t < int(k - nlt); t += blockDim.x) {
+        sel_keys[nlt + t] = cand_keys[t];
+        sel_ids[nlt + t] = cand_ids[t];
+      }
+    } else {
+      // 3. general path: radix select over the remaining bytes, then the collection
+      if (tid == 0) {
+        s_prefix = K(bin) << top;
+        s_mask = K(255) << top;
+        s_want = k - nlt;
+      }
+      for (int shift = top - 8; shift >= 0; shift -= 8) {
+        for (int d = tid; d < 256; d += blockDim.x) hist[d] = 0;
+        __syncthreads();  // also publishes the previous round's prefix, mask and want
+        const K prefix = s_prefix, mask = s_mask;
+        select_hist(xr, len, descending, shift, prefix, mask, hist);
+        __syncthreads();
+        if (warp == 0) find_bin(hist, s_want, &s_bin, &s_before, &s_count);
+        __syncthreads();
+        if (tid == 0) {
+          s_prefix = prefix | (K(s_bin) << shift);
           s_mask = mask | (K(255) << shift);
-          s_want = want - cum;
+          s_want -= s_before;
         }
       }
-      __syncthreads();  // the histogram's readers are done before the next round clears it
-    }
-    const K kth = s_prefix;
-    const long long want = s_want, nlt = k - want;
-    // 2. collection: keys below kth anywhere in [0, nlt); the first `want` keys equal to kth at [nlt, k)
-    for (int64 base = 0; base < len; base += blockDim.x) {
-      const int64 i = base + tid;
-      const bool valid = i < len;
-      const K key = valid ? order_key(xr[i], descending) : K(0);
-      const bool lt = valid && key < kth, eq = valid && key == kth;
-      if (lt) {
-        const unsigned slot = atomicAdd(&s_nlt, 1u);
-        sel_keys[slot] = u64(key);
-        sel_ids[slot] = unsigned(i);
-      }
-      const unsigned b = __ballot_sync(0xffffffffu, eq);
-      if (lane == 0) warp_eq[warp] = __popc(b);
       __syncthreads();
-      int before = 0, total = 0;
-      for (int w = 0; w < kSelectWarps; ++w) {
-        before += w < warp ? warp_eq[w] : 0;
-        total += warp_eq[w];
+      const K kth = s_prefix;
+      const long long want = s_want, nlt_kth = k - want;
+      // keys below kth anywhere in [0, nlt_kth); the first `want` keys equal to kth at [nlt_kth, k)
+      for (int64 base = 0; base < len; base += blockDim.x) {
+        const int64 i = base + tid;
+        const bool valid = i < len;
+        const K key = valid ? order_key(xr[i], descending) : K(0);
+        const bool lt = valid && key < kth, eq = valid && key == kth;
+        if (lt) {
+          const unsigned slot = atomicAdd(&s_nlt, 1u);
+          sel_keys[slot] = u64(key);
+          sel_ids[slot] = unsigned(i);
+        }
+        const unsigned b = __ballot_sync(0xffffffffu, eq);
+        if (lane == 0) warp_eq[warp] = __popc(b);
+        __syncthreads();
+        int before = 0, total = 0;
+        for (int w = 0; w < kSelectWarps; ++w) {
+          before += w < warp ? warp_eq[w] : 0;
+          total += warp_eq[w];
+        }
+        const long long ord = s_eq_taken + before + __popc(b & lanes_below);
+        if (eq && ord < want) {
+          sel_keys[nlt_kth + ord] = u64(key);
+          sel_ids[nlt_kth + ord] = unsigned(i);
+        }
+        __syncthreads();  // warp_eq and s_eq_taken are read before they change
+        if (tid == 0) s_eq_taken += total;
       }
-      const long long ord = s_eq_taken + before + __popc(b & lanes_below);
-      if (eq && ord < want) {
-        sel_keys[nlt + ord] = u64(key);
-        sel_ids[nlt + ord] = unsigned(i);
-      }
-      __syncthreads();  // warp_eq and s_eq_taken are read before they change
-      if (tid == 0) s_eq_taken += total;
     }
     for (int i = int(k) + tid; i < npow2; i += blockDim.x) {
       sel_keys[i] = ~0ull;
       sel_ids[i] = 0xffffffffu;
     }
     __syncthreads();
-    // 3. sort the k pairs by (key, index)
-    for (int kk = 2; kk <= npow2; kk <<= 1) {
-      for (int j = kk >> 1; j > 0; j >>= 1) {
-        for (int p = tid; p < (npow2 >> 1); p += blockDim.x) {
-          const int a = ((p & ~(j - 1)) << 1) | (p & (j - 1)), l = a | j;
-          const u64 ka = sel_keys[a], kl = sel_keys[l];
-          const unsigned ia = sel_ids[a], il = sel_ids[l];
-          const bool a_after = ka > kl || (ka == kl && ia > il);
-          const bool l_after = kl > ka || (kl == ka && il > ia);
-          if ((a & kk) == 0 ? a_after : l_after) {
-            sel_keys[a] = kl;
-            sel_keys[l] = ka;
-            sel_ids[a] = il;
-            sel_ids[l] = ia;
-          }
-        }
-        __syncthreads();
-      }
-    }
+    // 4. sort the k pairs by (key, index)
+    bitonic_pairs(sel_keys, sel_ids, npow2);
     for (int t = tid; t < k; t += blockDim.x) {
       const unsigned s = sel_ids[t];
       values[r * k + t] = xr[s];
