@@ -1,5 +1,5 @@
-// ops_search.cpp — CUDA kernels for unique and unique_consecutive (dim=None), searchsorted (.Tensor, .Scalar;
-// bucketize is a Composite over it), histc and bincount.
+// ops_search.cpp — CUDA kernels for unique and unique_consecutive (dim=None; dim= goes to ops_unique_dim.cpp),
+// searchsorted (.Tensor, .Scalar; bucketize is a Composite over it), histc and bincount.
 //
 // Where it sits: the CUDA twin of the searching and counting ops in kernels/sort.cpp; the arithmetic is
 // tensorplay_p10/cuda_kernels/search.cu (and sort.cu's row sort and scan). unique's and bincount's output sizes
@@ -12,6 +12,9 @@
 #include "cuda/sort.h"
 
 namespace tp::p10::cuda {
+
+// unique / unique_consecutive over the slices along `dim` (ops_unique_dim.cpp).
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const char *op, const Tensor &self, int64_t dim, bool sort_first);
 
 namespace {
 const char *kSearch = "search.cu";
@@ -43,8 +46,7 @@ Tensor flat_contiguous(const Tensor &t) {
 std::tuple<Tensor, Tensor, Tensor> unique_flat(const char *op, const Tensor &self, std::optional<int64_t> dim,
                                                bool sort_first) {
   check_real(op, self.dtype());
-  TP_CHECK(!dim, NotImplemented, op, "(): dim= has no CUDA kernel yet (only dim=None); move the tensor to the "
-           "CPU for unique over slices");
+  if (dim) return unique_dim(op, self, *dim, sort_first);  // over slices: ops_unique_dim.cpp
   const int dev = common_device(op, {self}, false);
   DeviceGuard guard(dev);
   const Device device = self.device();
