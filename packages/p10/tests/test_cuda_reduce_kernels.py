@@ -17,7 +17,7 @@ REAL = ["bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 
 REDUCE = {
-    "reduce_sums.cu": {"nansum": FLOATS, "prod": REAL, "all_any": REAL, "count_nonzero": REAL},
+    "reduce_sums.cu": {"sum": REAL, "nansum": FLOATS, "prod": REAL, "all_any": REAL, "count_nonzero": REAL},
     "reduce_order.cu": {"amax": REAL, "amin": REAL, "argmax": REAL, "argmin": REAL},
     "reduce_stats.cu": {"var": FLOATS, "logsumexp": FLOATS, "norm": FLOATS},
 }
