@@ -16,7 +16,7 @@ import pytest
 import tensorplay_p10 as tp
 
 sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
-from cuda_testing import FLOATS, INTS, close_to_cpu, f64, needs_cuda  # noqa: E402
+from cuda_testing import FLOATS, INTS, close_to_cpu, f64, needs_cuda, same  # noqa: E402
 
 pytestmark = [pytest.mark.cuda, needs_cuda]
 
@@ -210,6 +210,71 @@ def test_layouts_transposed_sliced_long():
     np.testing.assert_array_equal(f64(off.argmax(1)), ref.argmax(1))
     three = tp.from_numpy(a.reshape(4, 16, 48)).cuda()  # reduced dims (0, 2) not adjacent: a copy
     np.testing.assert_array_equal(f64(three.amax((0, 2))), a.reshape(4, 16, 48).max((0, 2)))
+
+
+# ---- sum through the plan (Note [Reduce layout], Note [One wave of blocks]) ------------------------------
+# Column shapes around the paths: inner a multiple of the 16-byte vector (8 halves, 4 floats, 2 doubles) or
+# not, a reduced range below/above the split threshold (256 rows), an unaligned start, a middle dim.
+SUM_COLS = [(255, 24), (256, 24), (1000, 24), (1000, 13), (3000, 130), (40, 1030)]
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("shape", SUM_COLS, ids=str)
+def test_sum_of_columns_float(dtype, shape):
+    x = make(shape, dtype, 12)
+    a = f64(x)
+    tol = 1e-12 if dtype is tp.float64 else {tp.float16: 2e-2, tp.bfloat16: 0.1}.get(dtype, 3e-4)
+    tol *= np.sqrt(shape[0])  # 16-bit results are rounded to the type; float32 sums drift with the length
+    close_to_cpu(x.cuda().sum(0), x.sum(0), a.sum(0), tol)
+    close_to_cpu(x.cuda().sum(0, keepdim=True), x.sum(0, keepdim=True), a.sum(0, keepdims=True), tol)
+    three = x.reshape(1, shape[0], shape[1]).expand(2, shape[0], shape[1]).contiguous()
+    close_to_cpu(three.cuda().sum(1), three.sum(1), np.stack([a.sum(0)] * 2), tol)
+
+
+@pytest.mark.parametrize("dtype", INTS + [tp.bool], ids=str)
+def test_sum_of_columns_and_rows_integers_is_int64(dtype):
+    x = make((1000, 24), dtype, 13)
+    a = f64(x).astype(np.int64)
+    for kw in ({"dim": 0}, {"dim": 1}, {}):
+        got = x.cuda().sum(**kw)
+        assert got.dtype is tp.int64
+        same(got, x.sum(**kw), a.sum(axis=kw.get("dim")))
+    assert x.cuda().sum(0, dtype=tp.int32).dtype is tp.int32
+
+
+def test_sum_unaligned_long_and_empty():
+    a = np.random.default_rng(14).standard_normal(3_000_001).astype(np.float32)
+    flat = tp.from_numpy(a).cuda()
+    off = flat[1 : 1 + 2999 * 1000].reshape(2999, 1000)  # one float past an aligned start: scalar columns
+    ref = a.astype(np.float64)[1 : 1 + 2999 * 1000].reshape(2999, 1000)
+    np.testing.assert_allclose(f64(off.sum(0)), ref.sum(0), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(f64(off.sum(1)), ref.sum(1), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(f64(flat.sum()), a.astype(np.float64).sum(), rtol=1e-5, atol=1e-2)  # split row
+    col = tp.from_numpy(a[:3_000_000].reshape(-1, 4).copy()).cuda()  # one tile, split over a wave of blocks
+    np.testing.assert_allclose(
+        f64(col.sum(0)), a[:3_000_000].reshape(-1, 4).astype(np.float64).sum(0), rtol=1e-5
+    )
+    h = tp.from_numpy(a[:3_000_000].reshape(-1, 8).copy()).to(tp.float16).cuda()  # float32 accumulation
+    want = f64(h).sum(0)
+    np.testing.assert_allclose(f64(h.sum(0)), want, rtol=2e-3, atol=0.5)
+    assert f64(tp.zeros(0, 24).cuda().sum(0)).tolist() == [0.0] * 24
+    assert f64(tp.zeros(0, 24, dtype=tp.float16).cuda().sum(0)).tolist() == [0.0] * 24
+    assert tuple(tp.zeros(3, 0).cuda().sum(0).shape) == (0,)
+    assert f64(tp.tensor(2.5).cuda().sum()) == 2.5 and f64(tp.ones(1, 1).cuda().sum(0)).tolist() == [1.0]
+    with pytest.raises(RuntimeError, match="multiple times"):
+        tp.ones(2, 3).cuda().sum((0, 0))
+
+
+def test_amax_argmax_of_half_columns_vectorised():
+    a = np.random.default_rng(15).standard_normal((700, 40))
+    a[333, 5] = a[100, 5] = 9.0  # a tie: the first index wins
+    a[50, 17] = np.nan
+    for dt in (tp.float16, tp.bfloat16):
+        x = tp.from_numpy(a).to(dt)
+        same(x.cuda().amax(0), x.amax(0))
+        same(x.cuda().argmax(0), x.argmax(0))
+        same(x.cuda().argmin(0), x.argmin(0))
+    assert f64(tp.from_numpy(a).to(tp.float16).cuda().argmax(0))[5] == 100
 
 
 def test_zero_d_size_one_and_empty():

@@ -93,6 +93,26 @@ def test_var_is_stable_with_a_large_offset_and_long_rows():
     np.testing.assert_allclose(f64(t.std(1)), r.astype(np.float64).std(0, ddof=1), rtol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("shape", [(255, 24), (1001, 24), (1001, 13), (70, 1030)], ids=str)
+def test_var_in_batches_columns_and_rows(dtype, shape):
+    # Note [Welford in batches]: 16-byte vectors of a row and 4-row groups of columns (< 4 rows left over),
+    # columns below/above the split threshold, inner not a multiple of the vector (one column per thread),
+    # and a large offset, which a batch's own mean must not lose.
+    x = make(shape, dtype, 5, offset=50.0)
+    a = f64(x)
+    tol = {tp.float16: 2e-2, tp.bfloat16: 6e-2, tp.float32: 2e-4, tp.float64: 1e-9}[dtype]
+    for d in (0, 1):
+        check(x.cuda().var(d), x.var(d), a.var(d, ddof=1), tol)
+        gv, gm = tp.var_mean(x.cuda(), d, correction=0)
+        check(gv, tp.var_mean(x, d, correction=0)[0], a.var(d), tol)
+        check(gm, tp.var_mean(x, d, correction=0)[1], a.mean(d), tol)
+    inf = x.clone()
+    inf[3, 2] = float("inf")  # an infinity makes its column's and row's variance NaN, as on the CPU
+    for d in (0, 1):
+        np.testing.assert_array_equal(np.isnan(f64(inf.cuda().var(d))), np.isnan(f64(inf.var(d))))
+
+
 def test_var_of_too_few_elements_and_empty():
     x = tp.ones(3, 1).cuda()
     with warnings.catch_warnings():

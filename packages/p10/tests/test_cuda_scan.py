@@ -1,9 +1,9 @@
 """Scans on the GPU (csrc/cuda/ops_scan.cpp): cumsum, cumsum.out, cumprod, cummax, cummin, logcumsumexp along
 any dim — against the CPU op and a float64 NumPy reference.
 
-Covers the three layouts (rows; many columns, one thread per line; few long columns, transposed), long rows
-scanned in chunks, dtypes and dtype=, ties and NaN in cummax/cummin, infinities in logcumsumexp, size-0/size-1
-dims, 0-d tensors, errors, and one backward on the GPU. Needs a GPU.
+Covers the layouts (rows; short rows, a warp each; many columns, one thread per line; few long columns,
+transposed), long rows scanned in chunks, dtypes and dtype=, ties and NaN in cummax/cummin, infinities in
+logcumsumexp, size-0/size-1 dims, 0-d tensors, errors, and one backward on the GPU. Needs a GPU.
 """
 
 import sys
@@ -21,10 +21,14 @@ pytestmark = [pytest.mark.cuda, needs_cuda]
 
 
 TOL = {tp.float16: 4e-3, tp.bfloat16: 3e-2, tp.float32: 2e-5, tp.float64: 1e-12}
-# (shape, dim): rows (one chunk, and several chunks per row), many short rows (one thread per row), many
-# columns (>= 16384 lines), few long columns (transposed), a middle dim, 1-d.
+# (shape, dim): rows (one chunk, and several chunks per row), short rows (one warp per row: up to 256, two
+# segments with a tail, and one past the threshold), many short rows, many columns (>= 16384 lines), few long
+# columns (transposed), a middle dim, 1-d.
 LAYOUTS = [
     ((6, 50), 1),
+    ((3, 33), 1),
+    ((5, 256), 1),
+    ((5, 257), 1),
     ((40, 5000), 1),
     ((20000, 5), 1),
     ((3, 20000), 0),
@@ -100,6 +104,22 @@ def test_long_rows_in_chunks():
     np.testing.assert_array_equal(f64(k), f64(tp.from_numpy(a).cummax(1)[1]))
     lse = np.logaddexp.accumulate(a.astype(np.float64), 1)
     np.testing.assert_allclose(f64(tp.logcumsumexp(x, 1)), lse, rtol=1e-4)
+
+
+def test_one_long_row_through_the_look_back():
+    # One 1-d row of 733 chunks (1465 for cummax): more blocks than run at once, so chunks look back over many
+    # predecessors; float32 and float16 take packed status words (Note [Packed status words]), int64 and
+    # cummax's (value, index) the flag-and-fence protocol.
+    a = np.random.default_rng(8).standard_normal(3_000_017).astype(np.float32)
+    x = tp.from_numpy(a).cuda()
+    np.testing.assert_allclose(f64(x.cumsum(0)), np.cumsum(a.astype(np.float64)), rtol=1e-4, atol=2e-2)
+    h = x.to(tp.float16)
+    np.testing.assert_allclose(f64(h.cumsum(0)), np.cumsum(f64(h)), rtol=2e-3, atol=4.0)
+    i = tp.from_numpy((a > 0.5).astype(np.int64)).cuda()
+    np.testing.assert_array_equal(f64(i.cumsum(0)), np.cumsum(a > 0.5))
+    v, k = x.cummax(0)
+    np.testing.assert_array_equal(f64(v), np.maximum.accumulate(a))
+    np.testing.assert_array_equal(f64(k), f64(tp.from_numpy(a).cummax(0)[1]))
 
 
 @pytest.mark.parametrize("dtype", FLOATS + INTS + [tp.bool], ids=str)

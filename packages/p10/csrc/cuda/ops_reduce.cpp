@@ -1,23 +1,16 @@
 // ops_reduce.cpp — the CUDA kernels for sum (over all dims or a list of dims, keepdim, dtype=) and mean.
 //
-// Where it sits: the CUDA twin of sum in kernels/reduce.cpp; the arithmetic is tensorplay_p10/cuda_kernels/
-// reduce.cu. Every sum is brought to one shape first: the kept dims move to the front and the reduced dims to
-// the back (a permuted view, made contiguous when it is not already), so the kernels always sum the rows of a
-// contiguous [rows, cols] matrix. A single long row (x.sum()) runs on the whole grid in two passes; many rows
-// run one block each. Note [Result dtypes]: integers and bool sum to int64, floats to themselves (PyTorch).
-#include <algorithm>
-#include <numeric>
-
+// Where it sits: the CUDA twin of sum in kernels/reduce.cpp. sum runs through the generic reduction plan of
+// reduce.h (Note [Reduce layout]): rows when the summed dims are innermost, columns (x.sum(0), the weight
+// gradients' sums) read across adjacent columns, a long reduction split over one wave of blocks; the arithmetic
+// is SumOp in tensorplay_p10/cuda_kernels/reduce_sums.cu. Note [Result dtypes]: integers and bool sum to int64,
+// floats to themselves (PyTorch); 16-bit floats accumulate in float32.
 #include "cuda/ops_common.h"
 #include "cuda/ops_meta.h"
+#include "cuda/reduce.h"
 #include "kernels/binary_common.h"
 
 namespace tp::p10::cuda {
-
-static ScalarType acc_dtype(ScalarType t) {
-  if (t == ScalarType::Float64) return ScalarType::Float64;
-  return is_floating(t) ? ScalarType::Float32 : ScalarType::Int64;
-}
 
 static Tensor sum(const Tensor &self, std::optional<std::vector<int64_t>> dim, bool keepdim,
                   std::optional<ScalarType> dtype) {
@@ -37,54 +30,17 @@ static Tensor sum(const Tensor &self, std::optional<std::vector<int64_t>> dim, b
       TP_CHECK(!reduced[size_t(w)] || dim->empty(), Runtime, "sum: dim ", w, " appears multiple times in the list of dims");
       reduced[size_t(w)] = true;
     }
-  Shape out_shape, kept_sizes, perm_sizes, perm_strides;
-  int64_t rows = 1, cols = 1;
-  for (int64_t d = 0; d < nd; ++d) {
-    if (reduced[size_t(d)]) {
-      if (keepdim) out_shape.push_back(1);
-      cols *= self.size(d);
-    } else {
-      out_shape.push_back(self.size(d));
-      rows *= self.size(d);
-      perm_sizes.push_back(self.size(d));
-      perm_strides.push_back(self.stride(d));
-    }
-  }
+  Shape out_shape;
   for (int64_t d = 0; d < nd; ++d)
-    if (reduced[size_t(d)]) { perm_sizes.push_back(self.size(d)); perm_strides.push_back(self.stride(d)); }
-  if (shape_numel(out_shape) == 0) return empty_tensor(out_shape, out_t, device);
-  if (cols == 0) return call_op<Tensor>(TP_OP("fill_"), empty_tensor(out_shape, out_t, device), Scalar(int64_t(0)));
-  // [rows, cols], contiguous, in the dtype the sum is taken in.
-  Tensor x = make_view(self, perm_sizes, perm_strides, self.storage_offset());
-  if (!x.is_contiguous() || x.dtype() != in_t) x = contiguous_as(x, in_t);
-  Tensor flat = empty_tensor({rows}, kernel_out, device);
-  const Stream stream = stream_for(dev);
-  const int sms = properties(dev).multi_processor_count;
-  if (rows < sms && cols >= 65536) {
-    // Few long rows: each row gets the whole grid in two passes (sum_partial, then sum_final).
-    const LaunchConfig c = elementwise_config(dev, cols, 8, 512);
-    const unsigned nparts = std::min<unsigned>(c.grid, 1024);
-    Tensor partial = empty_tensor({int64_t(nparts)}, acc_dtype(in_t), device);
-    CUfunction part = kernel(dev, "reduce.cu", kname("sum_partial", in_t));
-    CUfunction fin = kernel(dev, "reduce.cu", kname("sum_final", in_t));
-    for (int64_t r = 0; r < rows; ++r) {
-      const char *row = static_cast<const char *>(x.data_ptr()) + r * cols * x->itemsize();
-      launch(part, LaunchConfig{nparts, 512, 0}, stream, int64_t(cols), partial.data_ptr(), row);
-      launch(fin, LaunchConfig{1, 1024, 0}, stream, int(nparts),
-             static_cast<char *>(flat.data_ptr()) + r * flat->itemsize(), partial.data_ptr());
-    }
-  } else {
-    // One block per row; short rows get a smaller block (a multiple of 32, for the warp shuffles).
-    unsigned block = 32;
-    while (block < 256 && int64_t(block) < cols) block *= 2;
-    const unsigned grid = unsigned(std::min<int64_t>(rows, int64_t(sms) * 32));
-    launch(kernel(dev, "reduce.cu", kname("sum_rows", in_t)), LaunchConfig{grid, block, 0}, stream, rows, cols,
-           flat.data_ptr(), x.data_ptr());
-  }
-  Tensor shaped = make_view(flat, out_shape, contiguous_strides(out_shape), 0);
-  if (kernel_out == out_t) return shaped;
+    if (!reduced[size_t(d)]) out_shape.push_back(self.size(d));
+    else if (keepdim) out_shape.push_back(1);
+  Tensor total = empty_tensor(out_shape, kernel_out, device);
+  if (total.numel() == 0) return kernel_out == out_t ? total : empty_tensor(out_shape, out_t, device);
+  // An empty reduced range writes SumOp's init(), 0.
+  run_reduce(dev, "reduce_sums.cu", "sum", reduce_layout(self, reduced, in_t), total.data_ptr(), nullptr, 0.0, 0);
+  if (kernel_out == out_t) return total;
   Tensor result = empty_tensor(out_shape, out_t, device);
-  device_copy(result, shaped);
+  device_copy(result, total);
   return result;
 }
 

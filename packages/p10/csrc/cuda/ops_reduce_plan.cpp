@@ -10,6 +10,11 @@
 
 namespace tp::p10::cuda {
 
+// The blocks per SM the kernels' __launch_bounds__ guarantee (reduce_common.cuh, Note [One wave of blocks]): a
+// split reduction launches at most this many blocks per SM, so that all of them run at once.
+constexpr int64_t kInnerBlocksPerSm = 2;  // TP_RED_INNER_BLOCKS_PER_SM: blocks of up to 512 threads
+constexpr int64_t kColsBlocksPerSm = 4;   // TP_RED_COLS_BLOCKS_PER_SM: blocks of 32 x 8 threads
+
 std::vector<bool> reduced_dims(int64_t nd, const std::optional<std::vector<int64_t>> &dim) {
   std::vector<bool> reduced(size_t(nd), !dim || dim->empty());
   if (dim && nd > 0)
@@ -90,8 +95,10 @@ void run_reduce(int dev, const char *module, const char *base, const ReduceLayou
     const int64_t rows = L.outer, cols = L.red;
     unsigned block = 32;
     while (block < 512 && int64_t(block) * 4 < cols) block *= 2;
-    if (rows < 2 * sms && cols >= 32768)
-      splits = int(std::clamp<int64_t>((4 * sms + rows - 1) / rows, 1, std::min<int64_t>(1024, cols / 8192)));
+    // Split only as far as one wave of resident blocks (Note [One wave of blocks]), each split >= 8192 long.
+    const int64_t slots = kInnerBlocksPerSm * sms;
+    if (rows < slots && cols >= 32768)
+      splits = int(std::clamp<int64_t>(slots / rows, 1, std::min<int64_t>(1024, cols / 8192)));
     if (splits > 1) ws = empty_tensor({nout * splits * kStateBytes}, ScalarType::UInt8, device);
     void *w = splits > 1 ? ws.data_ptr() : nullptr;
     const unsigned grid = unsigned(splits > 1 ? rows : std::min<int64_t>(rows, sms * 32));
@@ -99,13 +106,15 @@ void run_reduce(int dev, const char *module, const char *base, const ReduceLayou
               rows, cols, splits, o0, o1, w, in, p, mode);
   } else {
     // Columns: 32 threads across adjacent columns per block, each thread 1 column or (colsv) one 16-byte vector
-    // of them; a long reduced range is split when there are few column tiles.
+    // of them; a long reduced range is split when there are few column tiles, into at most one wave of resident
+    // blocks (Note [One wave of blocks]) and splits of >= 32 rows (4 per row of threads).
     const int64_t item = L.x->itemsize(), vec = 16 / item;
-    const bool vectorised = (item == 4 || item == 8) && L.inner % vec == 0 &&
+    const bool vectorised = (item == 2 || item == 4 || item == 8) && L.inner % vec == 0 &&
                             reinterpret_cast<uintptr_t>(L.x.data_ptr()) % 16 == 0;
     const int64_t per_tile = 32 * (vectorised ? vec : 1), tiles = L.outer * ((L.inner + per_tile - 1) / per_tile);
-    if (tiles < 8 * sms && L.red >= 256)
-      splits = int(std::clamp<int64_t>((8 * sms + tiles - 1) / tiles, 1, std::min<int64_t>(1024, L.red / 64)));
+    const int64_t slots = kColsBlocksPerSm * sms;
+    if (tiles < slots && L.red >= 256)
+      splits = int(std::clamp<int64_t>(slots / tiles, 1, std::min<int64_t>(1024, L.red / 32)));
     if (splits > 1) ws = empty_tensor({nout * splits * kStateBytes}, ScalarType::UInt8, device);
     void *w = splits > 1 ? ws.data_ptr() : nullptr;
     const unsigned grid = unsigned(std::min<int64_t>(tiles, sms * 32));

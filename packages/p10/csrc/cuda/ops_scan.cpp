@@ -3,8 +3,8 @@
 // Where it sits: the CUDA twins of kernels/scan.cpp; the arithmetic is tensorplay_p10/cuda_kernels/scan.cu. The
 // CPU op on meta tensors (ops_meta.h) checks the call and gives the result dtype (int64 for integer cumsum,
 // dtype= when given). The input, contiguous in that dtype, is seen as [outer, n, inner] with n the scanned dim:
-//   - inner == 1: rows cut into chunks, one block per chunk, a single pass with decoupled look-back (many short
-//     rows take one thread per row instead);
+//   - inner == 1: short rows (<= kWarpRow) one warp per row; longer rows cut into chunks, one block per chunk,
+//     a single pass with decoupled look-back;
 //   - inner > 1 with enough (outer, inner) lines to fill the device: one thread per line;
 //   - otherwise (few long lines, e.g. x.cumsum(0) of a [1e6, 4] tensor) the scanned dim is moved last by a
 //     contiguous copy, scanned as rows, and the result copied back into the output's layout.
@@ -19,10 +19,11 @@ namespace tp::p10::cuda {
 
 namespace {
 constexpr const char *kModule = "scan.cu";
-constexpr int64_t kChunk = 2048;        // TP_SCAN_CHUNK in scan.cu: 256 threads x 8 elements
+constexpr int64_t kChunk = 4096;         // scan.cu: 256 threads x TP_SCAN_ITEMS (16) elements
+constexpr int64_t kChunkIndexed = 2048;  // cummax/cummin (16-byte states): 256 x TP_SCAN_ITEMS_INDEXED (8)
 constexpr unsigned kScanThreads = 256;  // TP_SCAN_THREADS
 constexpr int64_t kMinLines = 16384;    // fewer (outer, inner) lines than this: transpose and scan rows
-constexpr int64_t kShortRow = 64;       // many rows this short: one thread per row (the columns kernel)
+constexpr int64_t kWarpRow = 256;       // rows this short: one warp per row (scan.cu's _warps_ kernels)
 
 // One thread per (outer, inner) line, walking the scanned dim.
 void scan_lines(int dev, const std::string &base, const Tensor &x, int64_t outer, int64_t n, int64_t inner,
@@ -33,16 +34,24 @@ void scan_lines(int dev, const std::string &base, const Tensor &x, int64_t outer
 }
 
 // Scan the `rows` contiguous rows of `n` elements of x into out0 (and out1), all contiguous: one block per chunk
-// of kChunk elements, decoupled look-back (scan.cu, Note [Decoupled look-back]).
+// (kChunk elements, kChunkIndexed with indices), decoupled look-back (scan.cu, Note [Decoupled look-back]).
 void scan_rows(int dev, const std::string &base, const Tensor &x, int64_t rows, int64_t n, void *out0, void *out1) {
-  const int64_t nchunks = (n + kChunk - 1) / kChunk, blocks = rows * nchunks;
-  if ((n <= kShortRow && rows >= kMinLines) || blocks > int64_t(INT32_MAX)) {
+  if (n <= kWarpRow) {
+    const LaunchConfig c = elementwise_config(dev, rows * 32);  // 32 threads (a warp) per row
+    launch(kernel(dev, kModule, kname((base + "_warps").c_str(), x.dtype())), c, stream_for(dev), rows, n,
+           static_cast<char *>(out0), static_cast<char *>(out1), x.data_ptr());
+    return;
+  }
+  const int64_t chunk = out1 ? kChunkIndexed : kChunk;  // out1: cummax/cummin's indices
+  const int64_t nchunks = (n + chunk - 1) / chunk, blocks = rows * nchunks;
+  if (blocks > int64_t(INT32_MAX)) {
     scan_lines(dev, base, x, rows, n, 1, out0, out1);
     return;
   }
-  // The ticket counter (an int64) and one flag per chunk, zeroed; then the chunks' aggregates and inclusive
-  // totals (kStateBytes each, never read before written).
-  Tensor ctrl = empty_tensor({2 + blocks}, ScalarType::Int32, x.device());
+  // The ticket counter (an int64) and two ints per chunk (a flag, or a packed 64-bit status word: Note [Packed
+  // status words]), zeroed; then the chunks' aggregates and inclusive totals (kStateBytes each, never read
+  // before written).
+  Tensor ctrl = empty_tensor({2 + 2 * blocks}, ScalarType::Int32, x.device());
   call_op<Tensor>(TP_OP("fill_"), ctrl, Scalar(int64_t(0)));
   Tensor states = empty_tensor({2 * blocks * kStateBytes}, ScalarType::UInt8, x.device());
   char *agg = static_cast<char *>(states.data_ptr()), *incl = agg + blocks * kStateBytes;

@@ -7,8 +7,9 @@
 //   <op>_cols_<T>:  inner > 1, the reduced dim strides over `inner` contiguous columns. A block of 32 x 8
 //                   threads takes 32 adjacent columns (coalesced loads), its 8 rows of threads split the reduced
 //                   range and meet in shared memory; gridDim.y splits a long reduced range over blocks.
-//   <op>_colsv_<T>: the same with 4 (or 2) adjacent columns per thread read as one 16-byte vector (4- and
-//                   8-byte types, inner a multiple of the vector, an aligned input).
+//   <op>_colsv_<T>: the same with 8, 4 or 2 adjacent columns per thread read as one 16-byte vector (2-, 4- and
+//                   8-byte types, inner a multiple of the vector, an aligned input): a warp reads 512
+//                   consecutive bytes of a row per load, the way a row reduction reads its row.
 //   <op>_final_<T>: with splits > 1 both write one state per (output, split) to a workspace; this second pass
 //                   folds each output's states (one warp per output) and finishes it. Two passes instead of
 //                   atomics: the result does not depend on the order blocks finish in.
@@ -18,6 +19,19 @@
 //   S merge(S a, S b)             fold two states;
 //   void finish(S s, int64 o, char *out0, char *out1)   write output o;
 // and the members `p` (a double parameter: var's correction, norm's p) and `mode` (flags), set per launch.
+//
+// Note [One wave of blocks]
+//   A reduction moves every byte once, so it runs at memory speed only while enough loads are in flight on every
+//   SM, to the end. A block that starts in a second, nearly empty wave runs alone: its few hundred threads keep
+//   a few tens of KB in flight, and it takes as long as a whole wave did. So the host (ops_reduce_plan.cpp)
+//   splits a long reduction into at most as many blocks as are resident at once: the kernels declare
+//   __launch_bounds__(threads, blocks per SM) below, which caps their registers so that this many blocks fit
+//   on an SM whatever the op's state, and the host sizes the split to that count. Every block then starts at
+//   once and they finish together; each thread keeps several 16-byte loads in flight (the unrolled loops) so
+//   that the few blocks still saturate HBM.
+#define TP_RED_INNER_THREADS 512
+#define TP_RED_INNER_BLOCKS_PER_SM 2  // kInnerBlocksPerSm in ops_reduce_plan.cpp
+#define TP_RED_COLS_BLOCKS_PER_SM 4   // kColsBlocksPerSm in ops_reduce_plan.cpp (blocks of 32 x 8 threads)
 //
 // Note [Merge order]
 //   Threads take strided elements and trees of shuffles fold them, so states are merged in no fixed order: every
@@ -61,6 +75,18 @@ template <typename Op, typename S> __device__ __forceinline__ S block_reduce(con
 // 16 bytes of T: one vector load.
 template <typename T> struct __align__(16) Vec16 { T v[16 / sizeof(T)]; };
 
+// Fold N elements of one output into its state: x[k] sits at index idx + k * stride of the reduced range. By
+// default one step each, in order; an op may overload fold_batch for a cheaper update of a whole batch (VarOp
+// in reduce_stats.cu: Note [Welford in batches]). Found by argument-dependent lookup where the kernels are
+// instantiated, so the overload may come after this header.
+template <typename Op, typename T, int N>
+__device__ __forceinline__ typename Op::S fold_batch(const Op &op, typename Op::S s, const T (&x)[N], int64 idx,
+                                                     int64 stride) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) s = op.step(s, x[k], idx + k * stride);
+  return s;
+}
+
 template <typename Op, typename T>
 __device__ void reduce_inner(int64 rows, int64 cols, int splits, char *out0, char *out1, typename Op::S *ws,
                              const T *in, double p, int mode) {
@@ -85,8 +111,7 @@ __device__ void reduce_inner(int64 rows, int64 cols, int splits, char *out0, cha
 #pragma unroll 4
       for (int64 j = threadIdx.x; j < nvec; j += blockDim.x) {  // unrolled: several loads in flight
         const Vec16<T> v = vp[j];
-#pragma unroll
-        for (int k = 0; k < V; ++k) s = op.step(s, v.v[k], body + j * V + k);
+        s = fold_batch(op, s, v.v, body + j * V, 1);
       }
       for (int64 c = body + nvec * V + threadIdx.x; c < hi; c += blockDim.x) s = op.step(s, row[c], c);
     }
@@ -118,14 +143,33 @@ __device__ void reduce_cols(int64 outer, int64 red, int64 inner, int splits, cha
 #pragma unroll
     for (int k = 0; k < V; ++k) s[k] = op.init();
     if (i < inner) {
-      const T *col = in + o * red * inner + i;
+      // The pointer steps down blockDim.y rows at a time (no 64-bit multiply per row); four rows per step, so
+      // each thread has four loads in flight (Note [One wave of blocks]).
+      const int64 step = int64(blockDim.y) * inner;
+      const T *p = in + (o * red + lo + threadIdx.y) * inner + i;
       if (V == 1) {
 #pragma unroll 4
-        for (int64 r = lo + threadIdx.y; r < hi; r += blockDim.y) s[0] = op.step(s[0], col[r * inner], r);
+        for (int64 r = lo + threadIdx.y; r < hi; r += blockDim.y, p += step) s[0] = op.step(s[0], *p, r);
       } else {
-#pragma unroll 2
-        for (int64 r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-          const Vec16<T> v = *reinterpret_cast<const Vec16<T> *>(col + r * inner);
+        // G rows of V columns at a time: G vector loads in flight, then each column folds its G elements as
+        // one batch (fold_batch), G rows of threads apart.
+        const int G = 4;
+        const int64 by = blockDim.y;
+        int64 r = lo + threadIdx.y;
+        for (; r + (G - 1) * by < hi; r += G * by, p += G * step) {
+          Vec16<T> v[G];
+#pragma unroll
+          for (int g = 0; g < G; ++g) v[g] = *reinterpret_cast<const Vec16<T> *>(p + g * step);
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            T x[G];
+#pragma unroll
+            for (int g = 0; g < G; ++g) x[g] = v[g].v[k];
+            s[k] = fold_batch(op, s[k], x, r, by);
+          }
+        }
+        for (; r < hi; r += by, p += step) {  // the last < G rows of this thread
+          const Vec16<T> v = *reinterpret_cast<const Vec16<T> *>(p);
 #pragma unroll
           for (int k = 0; k < V; ++k) s[k] = op.step(s[k], v.v[k], r);
         }
@@ -147,8 +191,9 @@ __device__ void reduce_cols(int64 outer, int64 red, int64 inner, int splits, cha
   }
 }
 
-// Columns per thread of the _colsv_ kernels: one 16-byte vector of 4- and 8-byte types (1: not used).
-template <typename T> struct ColVec { enum { value = sizeof(T) >= 4 ? 16 / int(sizeof(T)) : 1 }; };
+// Columns per thread of the _colsv_ kernels: one 16-byte vector of 2-, 4- and 8-byte types (1: not used; 16
+// one-byte columns would be 16 states per thread).
+template <typename T> struct ColVec { enum { value = sizeof(T) >= 2 ? 16 / int(sizeof(T)) : 1 }; };
 
 // One warp per output: fold its `splits` states, finish.
 template <typename Op>
@@ -169,17 +214,24 @@ __device__ void reduce_final(int64 nout, int splits, char *out0, char *out1, con
 }
 
 // The three entry points of op `name` (template OpT<T>) for input dtype T.
+#define TP_RED_INNER_BOUNDS __launch_bounds__(TP_RED_INNER_THREADS, TP_RED_INNER_BLOCKS_PER_SM)
+#define TP_RED_COLS_BOUNDS __launch_bounds__(256, TP_RED_COLS_BLOCKS_PER_SM)
 #define TP_REDUCE_KERNELS(name, OpT, T)                                                                      \
-  extern "C" __global__ void name##_inner_##T(int64 rows, int64 cols, int splits, char *out0, char *out1,    \
-                                              OpT<T>::S *ws, const T *in, double p, int mode) {              \
+  extern "C" __global__ void TP_RED_INNER_BOUNDS name##_inner_##T(                                           \
+      int64 rows, int64 cols, int splits, char *out0, char *out1, OpT<T>::S *ws, const T *in, double p,      \
+      int mode) {                                                                                            \
     reduce_inner<OpT<T>, T>(rows, cols, splits, out0, out1, ws, in, p, mode);                                \
   }                                                                                                          \
-  extern "C" __global__ void name##_cols_##T(int64 outer, int64 red, int64 inner, int splits, char *out0,    \
-                                             char *out1, OpT<T>::S *ws, const T *in, double p, int mode) {   \
+  extern "C" __global__ void TP_RED_COLS_BOUNDS name##_cols_##T(int64 outer, int64 red, int64 inner,         \
+                                                                int splits, char *out0, char *out1,          \
+                                                                OpT<T>::S *ws, const T *in, double p,        \
+                                                                int mode) {                                  \
     reduce_cols<OpT<T>, T, 1>(outer, red, inner, splits, out0, out1, ws, in, p, mode);                       \
   }                                                                                                          \
-  extern "C" __global__ void name##_colsv_##T(int64 outer, int64 red, int64 inner, int splits, char *out0,   \
-                                              char *out1, OpT<T>::S *ws, const T *in, double p, int mode) {  \
+  extern "C" __global__ void TP_RED_COLS_BOUNDS name##_colsv_##T(int64 outer, int64 red, int64 inner,        \
+                                                                 int splits, char *out0, char *out1,         \
+                                                                 OpT<T>::S *ws, const T *in, double p,       \
+                                                                 int mode) {                                 \
     reduce_cols<OpT<T>, T, ColVec<T>::value>(outer, red, inner, splits, out0, out1, ws, in, p, mode);        \
   }                                                                                                          \
   extern "C" __global__ void name##_final_##T(int64 nout, int splits, char *out0, char *out1,                \
@@ -203,6 +255,12 @@ template <> struct SumAcc<float16> { typedef float type; };
 template <> struct SumAcc<bfloat16> { typedef float type; };
 template <> struct SumAcc<float> { typedef float type; };
 template <> struct SumAcc<double> { typedef double type; };
+// What a plain sum writes: floats their own type, integers and bool int64.
+template <typename T> struct SumOut { typedef int64 type; };
+template <> struct SumOut<float16> { typedef float16 type; };
+template <> struct SumOut<bfloat16> { typedef bfloat16 type; };
+template <> struct SumOut<float> { typedef float type; };
+template <> struct SumOut<double> { typedef double type; };
 
 template <typename V> __device__ __forceinline__ bool is_nan(V v) { return v != v; }
 __device__ __forceinline__ float inf_of(float) { return __int_as_float(0x7f800000); }

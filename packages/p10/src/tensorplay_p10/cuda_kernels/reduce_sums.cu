@@ -1,11 +1,28 @@
-// reduce_sums.cu — nansum, nanmean, prod, all, any, count_nonzero on the device.
+// reduce_sums.cu — sum, nansum, nanmean, prod, all, any, count_nonzero on the device.
 //
-// Where it sits: launched by csrc/cuda/ops_reduce_sums.cpp through the plan of csrc/cuda/reduce.h; the loops
-// (rows, columns, split rows and their final pass) are reduce_common.cuh's. Each op here is only its state and
-// its four functions. The host casts the input to the result dtype first where the CPU op does (nansum, nanmean,
-// prod), so T is also the output type there; all/any write one byte (bool or uint8), count_nonzero an int64.
-// plain sum and mean stay in reduce.cu.
+// Where it sits: launched by csrc/cuda/ops_reduce.cpp (sum, and mean through it) and ops_reduce_sums.cpp through
+// the plan of csrc/cuda/reduce.h; the loops (rows, columns, split rows and their final pass) are
+// reduce_common.cuh's. Each op here is only its state and its four functions. The host casts the input to the
+// result dtype first where the CPU op does (nansum, nanmean, prod), so T is also the output type there; sum
+// writes T for floats and int64 for integers and bool; all/any write one byte (bool or uint8), count_nonzero an
+// int64. reduce.cu keeps the first, plain sum (a block per row, or a grid on one row) as the readable reference.
 #include "reduce_common.cuh"
+
+// sum: a running total in SumAcc<T> (float32 for 16-bit floats). Integers and bool sum to int64 (PyTorch).
+template <typename T> struct SumOp {
+  typedef typename SumAcc<T>::type A;
+  struct S {
+    A v;
+  };
+  double p;
+  int mode;
+  __device__ __forceinline__ S init() const { return S{A(0)}; }
+  __device__ __forceinline__ S step(S a, T x, int64) const { return S{a.v + A(load(x))}; }
+  __device__ __forceinline__ S merge(S a, S b) const { return S{a.v + b.v}; }
+  __device__ __forceinline__ void finish(S a, int64 o, char *out0, char *) const {
+    reinterpret_cast<typename SumOut<T>::type *>(out0)[o] = store<typename SumOut<T>::type>(a.v);
+  }
+};
 
 // nansum (mode 0) and nanmean (mode 1): the sum of the non-NaN elements, and for nanmean their count.
 template <typename T> struct NanSumOp {
@@ -81,6 +98,7 @@ template <typename T> struct CountOp {
   }
 };
 
+TP_REDUCE_ALL(sum, SumOp)
 TP_REDUCE_FLOATS(nansum, NanSumOp)
 TP_REDUCE_ALL(prod, ProdOp)
 TP_REDUCE_ALL(all_any, AllAnyOp)

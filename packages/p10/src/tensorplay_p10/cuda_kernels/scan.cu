@@ -2,11 +2,16 @@
 //
 // Where it sits: launched by csrc/cuda/ops_scan.cpp, which lays the input out as a contiguous [outer, n, inner]
 // block (n the scanned dim) in the dtype the scan runs in. Kernels, per op <op> and dtype <T>:
-//   <op>_rows_<T>: inner == 1. Each row is cut into chunks of kChunk elements, one block per chunk, all rows'
-//                  chunks in one grid; a single-pass scan with decoupled look-back (Note [Decoupled look-back]).
+//   <op>_rows_<T>: inner == 1. Each row is cut into chunks (256 threads x 16 elements, or x 8 for the 16-byte
+//                  states of cummax/cummin: the chunk's states fit the 48 KB of static shared memory), one block
+//                  per chunk, all rows' chunks in one grid; a single-pass scan with decoupled look-back (Note
+//                  [Decoupled look-back]).
 //                  A block stages its chunk through shared memory, so global loads and stores stay coalesced
 //                  while each thread scans kItems consecutive elements.
-//   <op>_cols_<T>: inner > 1 (or many short rows, inner == 1): one thread per (outer, inner) line walks n;
+//   <op>_warps_<T>: inner == 1 and short rows (n <= kWarpRow in ops_scan.cpp): one warp per row, its 32 lanes
+//                  on 32 consecutive elements (coalesced) scanned by shuffles, a carry from segment to segment.
+//                  A block per row would leave most of its threads idle and pay the block's barriers.
+//   <op>_cols_<T>: inner > 1 (or rows too many for a grid of chunks): one thread per (outer, inner) line walks n;
 //                  neighbouring threads read neighbouring columns, so loads coalesce. (The host transposes when
 //                  there are too few lines to fill the device.)
 // An op has a state S and: S ident(); S elem(T x, int64 k) (k: the position along the dim); S combine(S a, S b)
@@ -22,11 +27,21 @@
 //   writes its chunk from that prefix. A value is written, then __threadfence(), then its flag; a reader reads
 //   the flag, then __threadfence(), then the value — both through volatile accesses, which skip the
 //   (incoherent) L1. The host zeroes the counter and the flags before each launch.
+//
+// Note [Packed status words]
+//   A long row (x.cumsum(0) of a 64M-element vector: 16K chunks) is as fast as the look-back: each chunk waits
+//   for its predecessors' totals, and every step back costs a round trip to L2 for the flags, a fence, and
+//   another for the values. A 4-byte state (cumsum, cumprod, logcumsumexp of float16/bfloat16/float32) fits
+//   with its flag in ONE 64-bit word (flag << 32 | state bits), written and read by single volatile 64-bit
+//   accesses, which the GPU performs whole: a reader that sees the flag sees its value, so no fence is needed
+//   on either side and a step back is one round trip. The words sit after the ticket counter, one per chunk
+//   (the host zeroes 2 ints per chunk for them); larger states keep the flag / fence / value protocol.
 #include "common.cuh"
 
 #define TP_SCAN_THREADS 256
-#define TP_SCAN_ITEMS 8
-#define TP_SCAN_CHUNK (TP_SCAN_THREADS * TP_SCAN_ITEMS)  // kChunk in csrc/cuda/ops_scan.cpp
+// Elements per thread: the chunk is TP_SCAN_THREADS * items (kChunk and kChunkIndexed in csrc/cuda/ops_scan.cpp).
+#define TP_SCAN_ITEMS 16         // states of at most 8 bytes: a 4096-element chunk, <= 34 KB of shared memory
+#define TP_SCAN_ITEMS_INDEXED 8  // cummax/cummin's 16-byte (value, index) states: 2048 elements, 34 KB
 
 template <typename T> struct Acc { typedef int64 type; };
 template <> struct Acc<float16> { typedef float type; };
@@ -40,6 +55,14 @@ template <typename S> __device__ __forceinline__ S shfl_state(S s, int offset, b
 #pragma unroll
   for (int k = 0; k < int(sizeof(S) / 4); ++k)
     w[k] = up ? __shfl_up_sync(0xffffffffu, w[k], offset) : __shfl_down_sync(0xffffffffu, w[k], offset);
+  return s;
+}
+
+// Lane `src`'s state, in every lane.
+template <typename S> __device__ __forceinline__ S shfl_state_from(S s, int src) {
+  int *w = reinterpret_cast<int *>(&s);
+#pragma unroll
+  for (int k = 0; k < int(sizeof(S) / 4); ++k) w[k] = __shfl_sync(0xffffffffu, w[k], src);
   return s;
 }
 
@@ -80,6 +103,50 @@ template <typename Op, typename S> __device__ __forceinline__ S block_exclusive(
   if (warp > 0) excl = op.combine(warp_incl[warp - 1], excl);
   total = warp_incl[nwarps - 1];
   return excl;
+}
+
+// Note [Packed status words]: a 4-byte state and its flag as one 64-bit word, and back.
+template <typename S> __device__ __forceinline__ unsigned long long pack_status(int flag, S s) {
+  static_assert(sizeof(S) == 4, "only 4-byte states are packed");
+  return (static_cast<unsigned long long>(flag) << 32) | *reinterpret_cast<const unsigned *>(&s);
+}
+template <typename S> __device__ __forceinline__ S status_value(unsigned long long w) {
+  const unsigned bits = unsigned(w);
+  return *reinterpret_cast<const S *>(&bits);
+}
+
+// The look-back of Note [Decoupled look-back] on packed status words (Note [Packed status words]).
+template <typename Op, typename S>
+__device__ S look_back_packed(const Op &op, int64 t, int64 c, S total, volatile unsigned long long *words) {
+  const int lane = threadIdx.x & 31;
+  if (c == 0) {
+    if (lane == 0) words[t] = pack_status(2, total);
+    return op.ident();
+  }
+  if (lane == 0) words[t] = pack_status(1, total);
+  const int64 row_first = t - c;
+  S prefix = op.ident();
+  for (int64 base = t - 1;; base -= 32) {
+    const int64 p = base - lane;  // lane 0 the nearest predecessor
+    int f = 3;                    // 3: before the row's first chunk, an identity that ends the walk
+    S v = op.ident();
+    if (p >= row_first) {
+      unsigned long long w;
+      do {
+        w = words[p];
+      } while ((w >> 32) == 0);
+      f = int(w >> 32);
+      v = status_value<S>(w);
+    }
+    const unsigned stop = __ballot_sync(0xffffffffu, f >= 2);
+    const int last = stop ? __ffs(stop) - 1 : 31;  // the nearest lane that ends the walk
+    if (lane > last) v = op.ident();
+    for (int off = 16; off > 0; off >>= 1) v = op.combine(v, shfl_state(v, off, false));
+    if (lane == 0) prefix = op.combine(v, prefix);
+    if (stop) break;
+  }
+  if (lane == 0) words[t] = pack_status(2, op.combine(prefix, total));
+  return prefix;
 }
 
 // Warp 0 of the block holding ticket t (chunk c of its row): publish, look back, publish; returns the prefix of
@@ -127,55 +194,86 @@ __device__ S look_back(const Op &op, int64 t, int64 c, S total, volatile int *fl
   return prefix;
 }
 
-// One chunk of one row per block (blockDim.x == TP_SCAN_THREADS). ctrl: an int64 ticket counter, then one int
-// flag per chunk of every row (all zero at launch); agg, incl: one state per chunk.
-template <typename Op, typename T>
+// One chunk of Items * TP_SCAN_THREADS elements of one row per block (blockDim.x == TP_SCAN_THREADS). ctrl: an
+// int64 ticket counter, then two ints per chunk of every row (all zero at launch): one int flag per chunk, or
+// for a 4-byte state one 64-bit status word per chunk (Note [Packed status words]); agg, incl: one state per
+// chunk (unused with packed words).
+template <typename Op, typename T, int Items>
 __device__ void scan_rows(int64 n, int64 nchunks, char *out0, char *out1, int *ctrl, typename Op::S *agg,
                           typename Op::S *incl, const T *in) {
   typedef typename Op::S S;
+  const int kChunk = TP_SCAN_THREADS * Items;
   const Op op;
-  __shared__ S tile[TP_SCAN_CHUNK + TP_SCAN_CHUNK / 32];  // padded: thread-consecutive reads skip bank conflicts
+  __shared__ S tile[kChunk + kChunk / 32];  // padded: thread-consecutive reads skip bank conflicts
   __shared__ int64 s_ticket;
   __shared__ S s_prefix;
   if (threadIdx.x == 0) s_ticket = int64(atomicAdd(reinterpret_cast<unsigned long long *>(ctrl), 1ull));
   __syncthreads();
   const int64 t = s_ticket, r = t / nchunks, c = t % nchunks;
-  const int64 lo = c * TP_SCAN_CHUNK, m = n - lo < TP_SCAN_CHUNK ? n - lo : TP_SCAN_CHUNK;
+  const int64 lo = c * kChunk, m = n - lo < kChunk ? n - lo : kChunk;
   const T *src = in + r * n + lo;
 #pragma unroll
-  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {  // striped: coalesced
+  for (int k = 0; k < Items; ++k) {  // striped: coalesced
     const int j = k * TP_SCAN_THREADS + threadIdx.x;
     tile[j + (j >> 5)] = j < m ? op.elem(src[j], lo + j) : op.ident();
   }
   __syncthreads();
-  S items[TP_SCAN_ITEMS];
+  S items[Items];
   S mine = op.ident();
 #pragma unroll
-  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {  // blocked: thread i holds elements i * kItems ...
-    const int j = threadIdx.x * TP_SCAN_ITEMS + k;
+  for (int k = 0; k < Items; ++k) {  // blocked: thread i holds elements i * Items ...
+    const int j = threadIdx.x * Items + k;
     items[k] = tile[j + (j >> 5)];
     mine = op.combine(mine, items[k]);
   }
   S total;
   const S excl = block_exclusive(op, mine, total);
   if (threadIdx.x < 32) {
-    const S prefix = look_back(op, t, c, total, reinterpret_cast<volatile int *>(ctrl + 2), agg, incl);
+    S prefix;
+    if constexpr (sizeof(S) == 4)
+      prefix = look_back_packed(op, t, c, total, reinterpret_cast<volatile unsigned long long *>(ctrl + 2));
+    else
+      prefix = look_back(op, t, c, total, reinterpret_cast<volatile int *>(ctrl + 2), agg, incl);
     if (threadIdx.x == 0) s_prefix = prefix;
   }
   __syncthreads();
   S run = op.combine(s_prefix, excl);
 #pragma unroll
-  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {
-    const int j = threadIdx.x * TP_SCAN_ITEMS + k;
+  for (int k = 0; k < Items; ++k) {
+    const int j = threadIdx.x * Items + k;
     run = op.combine(run, items[k]);
     tile[j + (j >> 5)] = run;
   }
   __syncthreads();
   char *o0 = out0, *o1 = out1;
 #pragma unroll
-  for (int k = 0; k < TP_SCAN_ITEMS; ++k) {  // striped again: coalesced stores
+  for (int k = 0; k < Items; ++k) {  // striped again: coalesced stores
     const int j = k * TP_SCAN_THREADS + threadIdx.x;
     if (j < m) op.write(tile[j + (j >> 5)], r * n + lo + j, o0, o1);
+  }
+}
+
+// One warp per row of n contiguous elements, rows grid-strided over the warps (every lane of a warp takes the
+// same rows and segments, so the shuffles see all 32 lanes).
+template <typename Op, typename T>
+__device__ void scan_warps(int64 rows, int64 n, char *out0, char *out1, const T *in) {
+  typedef typename Op::S S;
+  const Op op;
+  const int lane = threadIdx.x & 31;
+  const int64 per_block = blockDim.x >> 5, warps = int64(gridDim.x) * per_block;
+  for (int64 r = int64(blockIdx.x) * per_block + (threadIdx.x >> 5); r < rows; r += warps) {
+    S carry = op.ident();  // the row's total before this segment
+    for (int64 base = 0; base < n; base += 32) {
+      const int64 k = base + lane;
+      S v = k < n ? op.elem(in[r * n + k], k) : op.ident();
+      for (int off = 1; off < 32; off <<= 1) {  // inclusive scan of the segment (Hillis-Steele)
+        const S up = shfl_state(v, off, true);
+        if (lane >= off) v = op.combine(up, v);
+      }
+      v = op.combine(carry, v);
+      if (k < n) op.write(v, r * n + k, out0, out1);
+      carry = shfl_state_from(v, 31);
+    }
   }
 }
 
@@ -271,7 +369,11 @@ template <typename T> struct LogCumSumExpOp {
   extern "C" __global__ void __launch_bounds__(TP_SCAN_THREADS)                                              \
       name##_rows_##T(int64 n, int64 nchunks, char *out0, char *out1, int *ctrl, OpT<T>::S *agg,            \
                       OpT<T>::S *incl, const T *in) {                                                        \
-    scan_rows<OpT<T>, T>(n, nchunks, out0, out1, ctrl, agg, incl, in);                                       \
+    const int items = sizeof(OpT<T>::S) <= 8 ? TP_SCAN_ITEMS : TP_SCAN_ITEMS_INDEXED;                        \
+    scan_rows<OpT<T>, T, items>(n, nchunks, out0, out1, ctrl, agg, incl, in);                                \
+  }                                                                                                          \
+  extern "C" __global__ void name##_warps_##T(int64 rows, int64 n, char *out0, char *out1, const T *in) {     \
+    scan_warps<OpT<T>, T>(rows, n, out0, out1, in);                                                          \
   }                                                                                                          \
   extern "C" __global__ void name##_cols_##T(int64 outer, int64 n, int64 inner, char *out0, char *out1,      \
                                              const T *in) {                                                  \
