@@ -14,6 +14,27 @@ std::atomic<uint64_t> Node::next_seq{0};
 
 Node::Node() : seq_nr(next_seq.fetch_add(1, std::memory_order_relaxed)) {}
 
+// ---- Note [Gradient layout contract] -----------------------------------------------------------------------------
+//   PyTorch's AccumulateGrad gives a parameter's .grad the parameter's layout. The gradients themselves need
+//   not have it: nn.Linear computes x @ W.t(), so W's gradient arrives as the transpose of a contiguous
+//   product, column-major. Stored as it comes, every Linear weight's .grad would be column-major, and the
+//   optimizers' fused multi-tensor path (which wants contiguous tensors) would fall back to the per-parameter
+//   loop for every real model. So the first gradient of a row-major (contiguous) leaf is stored row-major:
+//   one copy of the parameter's size per step, the same copy PyTorch makes (later gradients are added into it
+//   in place). Leaves of any other layout keep the gradient's layout, as before.
+namespace {
+bool row_major(const TP_Tensor *t) {
+  const int64_t ndim = api->tensor_dim(t);
+  const int64_t *sizes = api->tensor_sizes(t), *strides = api->tensor_strides(t);
+  int64_t expected = 1;
+  for (int64_t d = ndim - 1; d >= 0; --d) {
+    if (sizes[d] != 1 && strides[d] != expected) return false;
+    expected *= sizes[d];
+  }
+  return true;
+}
+}  // namespace
+
 // ---- Note [Iterative graph teardown] -----------------------------------------------------------------------------
 namespace {
 struct Parked {
@@ -173,7 +194,13 @@ std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef> &&grads) {
   if (!m.grad) {
     // A private copy: the incoming gradient may be the caller's tensor or shared with another buffer, and a
     // later accumulation writes into .grad in place. Under create_graph the copy is recorded (CloneBackward).
-    m.grad = grad_mode_enabled() ? call1(clone, {tv(g)}) : call1_below_autograd(clone, {tv(g)});
+    static const TP_Op *contiguous = find_op("contiguous");
+    if (grad_mode_enabled())
+      m.grad = call1(clone, {tv(g)});
+    else if (row_major(variable.get()) && !row_major(g.get()))  // Note [Gradient layout contract]
+      m.grad = call1_below_autograd(contiguous, {tv(g)});
+    else
+      m.grad = call1_below_autograd(clone, {tv(g)});
   } else if (grad_mode_enabled()) {
     m.grad = call1(add, {tv(m.grad), tv(g)});
   } else {

@@ -381,3 +381,23 @@ def test_double_backward_through_an_in_place_op() -> None:
     (g,) = autograd.grad(y.sum(), x, create_graph=True)
     (gg,) = autograd.grad(g.sum(), x)
     assert g.tolist() == [2.0, 4.0] and gg.tolist() == [2.0, 2.0]
+
+
+def test_a_contiguous_leaf_gets_a_contiguous_grad() -> None:
+    # Note [Gradient layout contract]: x @ W.t() hands W the transpose of a contiguous product; .grad is
+    # stored row-major like W (as PyTorch's AccumulateGrad does), with the same values; later gradients add
+    # into it.
+    rng = np.random.default_rng(0)
+    w = tp.tensor(rng.standard_normal((5, 3)), requires_grad=True)
+    x = tp.tensor(rng.standard_normal((4, 3)))
+    (x @ w.t()).sum().backward()
+    assert w.grad.is_contiguous() and w.grad.stride() == w.stride()
+    want = np.ones((4, 5)).T @ x.numpy()
+    np.testing.assert_allclose(w.grad.numpy(), want)
+    (x @ w.t()).sum().backward()
+    assert w.grad.is_contiguous()
+    np.testing.assert_allclose(w.grad.numpy(), 2 * want)
+    # a leaf of another layout keeps the gradient's layout
+    v = tp.tensor(rng.standard_normal((3, 5))).t().detach().requires_grad_(True)
+    (x @ v.t()).sum().backward()
+    np.testing.assert_allclose(v.grad.numpy(), want)
