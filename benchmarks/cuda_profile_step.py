@@ -26,8 +26,8 @@ import tensorplay as tp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from nn_tinylm import torch, torch_twin  # noqa: E402
-from tinylm import TinyLM  # noqa: E402
+from cuda_tinylm import models_on_cuda  # noqa: E402
+from nn_tinylm import torch  # noqa: E402
 
 
 def phases(lib, model, opt, x, y, sync, repeats: int = 10) -> dict[str, float]:
@@ -81,22 +81,16 @@ def main() -> None:
     args = p.parse_args()
     if not tp.cuda.is_available():
         raise SystemExit("cuda_profile_step: no CUDA device")
-    tp.manual_seed(0)
-    model = TinyLM()
-    state = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
-    model = model.to("cuda")
+    model, twin = models_on_cuda()
     ids = np.random.default_rng(1).integers(0, 256, (args.batch, args.seq + 1))
     x, y = tp.tensor(ids[:, :-1], device="cuda"), tp.tensor(ids[:, 1:], device="cuda")
     opt = tp.optim.AdamW(model.parameters(), lr=1e-4)
     report: dict = {"case": f"TinyLM train step {args.batch}x{args.seq}"}
     report["tensorplay_phases_ms"] = phases(tp, model, opt, x, y, tp.cuda.synchronize)
     print("tensorplay phases (ms):", {k: round(v, 3) for k, v in report["tensorplay_phases_ms"].items()})
-    if torch is None or not torch.cuda.is_available():
+    if twin is None:
         print("PyTorch with CUDA is not installed: no kernel tables")
     else:
-        twin = torch_twin()
-        twin.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
-        twin = twin.cuda()
         tx, ty = torch.from_numpy(ids[:, :-1]).cuda(), torch.from_numpy(ids[:, 1:]).cuda()
         topt = torch.optim.AdamW(twin.parameters(), lr=1e-4)
         report["torch_phases_ms"] = phases(torch, twin, topt, tx, ty, torch.cuda.synchronize)

@@ -43,13 +43,9 @@ def time_steps(step, sync, steps: int) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=20)
-    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "cuda_tinylm.json"))
-    args = p.parse_args()
-    if not tp.cuda.is_available():
-        raise SystemExit("cuda_tinylm: no CUDA device")
+def models_on_cuda() -> tuple:
+    """The README TinyLM (seed 0) on CUDA and its PyTorch twin with the same weights (None without PyTorch
+    on CUDA)."""
     tp.manual_seed(0)
     model = TinyLM()
     state = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
@@ -59,6 +55,17 @@ def main() -> None:
         twin = torch_twin()
         twin.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
         twin = twin.cuda()
+    return model, twin
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "out", "cuda_tinylm.json"))
+    args = p.parse_args()
+    if not tp.cuda.is_available():
+        raise SystemExit("cuda_tinylm: no CUDA device")
+    model, twin = models_on_cuda()
     results = []
     rng = np.random.default_rng(1)
     for b, t in [(1, 64), (32, 512)]:

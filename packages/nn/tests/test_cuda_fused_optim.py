@@ -8,47 +8,21 @@ naming the argument. Anywhere: the .cu compiles through NVRTC and exports the ke
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from nn_testing import load_recorder
+from test_optim import FUSABLE, RECORDED, _case_id, assert_trajectory, run
 
 import tensorplay as tp
 import tensorplay_nn
-from tensorplay import optim
 from tensorplay_nn.optim import _fused
 
 needs_cuda = pytest.mark.skipif(not tp.cuda.is_available(), reason="needs a CUDA device")
 KERNELS = Path(tensorplay_nn.__file__).resolve().parent / "cuda_kernels" / "fused_optim.cu"
 CSRC = Path(__file__).resolve().parents[1] / "csrc" / "fused_optim.cpp"
-RECORDED = json.loads((Path(__file__).resolve().parent / "data" / "optim_trajectories.json").read_text())
-FUSABLE = [c for c in RECORDED["cases"] if c["optimizer"] in ("SGD", "Adam", "AdamW")]
-record = load_recorder()
-
-
-def _case_id(case: dict[str, Any]) -> str:
-    return case["optimizer"] + "-" + ",".join(f"{k}={v}" for k, v in case["kwargs"].items())
-
-
-def run(name: str, kwargs: dict[str, Any], steps: int, dtype: Any, device: str) -> list:
-    """The parameters (NumPy) after each step of record_optim's problem, solved on `device`."""
-    prob = record.problem()
-    params = [tp.tensor(p, dtype=dtype, device=device, requires_grad=True) for p in prob["params"]]
-    scale = [tp.tensor(a, dtype=dtype, device=device) for a in prob["scale"]]
-    target = [tp.tensor(t, dtype=dtype, device=device) for t in prob["target"]]
-    opt = getattr(optim, name)(params, **kwargs)
-    out = []
-    for _ in range(steps):
-        with tp.no_grad():
-            for p, a, t in zip(params, scale, target, strict=True):
-                p.grad = a * (p - t) + 0.1 * tp.sin(3 * p)
-        opt.step()
-        out.append([p.detach().cpu().numpy().copy() for p in params])
-    return out
 
 
 @pytest.fixture
@@ -78,21 +52,17 @@ def test_kernels_compile_and_match_what_the_ops_launch():
 @needs_cuda
 @pytest.mark.parametrize("case", FUSABLE, ids=_case_id)
 def test_cuda_fused_follows_recorded_pytorch(case: dict[str, Any], fused_calls: list) -> None:
-    ours = run(case["optimizer"], {**case["kwargs"], "fused": True}, RECORDED["steps"], tp.float64, "cuda")
+    ours = run(case["optimizer"], {**case["kwargs"], "fused": True}, RECORDED["steps"], device="cuda")
     assert fused_calls, "the CUDA parameters did not take the fused path"
-    for step, (mine, ref) in enumerate(zip(ours, case["trajectory"], strict=True)):
-        for i, (a, b) in enumerate(zip(mine, ref, strict=True)):
-            np.testing.assert_allclose(
-                a, np.array(b), rtol=1e-10, atol=1e-12, err_msg=f"step {step + 1}, {i}"
-            )
+    assert_trajectory(ours, case["trajectory"], case["optimizer"])
 
 
 @needs_cuda
 @pytest.mark.parametrize("case", FUSABLE, ids=_case_id)
 def test_cuda_fused_float32_agrees_with_cpu_for_loop(case: dict[str, Any], fused_calls: list) -> None:
-    cuda = run(case["optimizer"], case["kwargs"], 5, tp.float32, "cuda")  # neither option: the fused path
+    cuda = run(case["optimizer"], case["kwargs"], 5, tp.float32, device="cuda")  # neither option: fused
     assert fused_calls
-    cpu = run(case["optimizer"], {**case["kwargs"], "foreach": False}, 5, tp.float32, "cpu")
+    cpu = run(case["optimizer"], {**case["kwargs"], "foreach": False}, 5, tp.float32)
     for a, b in zip(cuda, cpu, strict=True):
         for x, y in zip(a, b, strict=True):
             np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6)

@@ -35,13 +35,18 @@ def _tolerance(name: str) -> dict[str, float]:
 
 
 def run(
-    name: str, kwargs: dict[str, Any], steps: int, dtype: Any = tp.float64, prob: dict | None = None
+    name: str,
+    kwargs: dict[str, Any],
+    steps: int,
+    dtype: Any = tp.float64,
+    prob: dict | None = None,
+    device: str = "cpu",
 ) -> list:
-    """TensorPlay's parameters (as NumPy arrays) after each step on record_optim's problem."""
+    """TensorPlay's parameters (as NumPy arrays) after each step on record_optim's problem, on `device`."""
     prob = prob or (record.muon_problem() if name == "Muon" else record.problem())
-    params = [tp.tensor(p, dtype=dtype, requires_grad=True) for p in prob["params"]]
-    scale = [tp.tensor(a, dtype=dtype) for a in prob["scale"]]
-    target = [tp.tensor(t, dtype=dtype) for t in prob["target"]]
+    params = [tp.tensor(p, dtype=dtype, device=device, requires_grad=True) for p in prob["params"]]
+    scale = [tp.tensor(a, dtype=dtype, device=device) for a in prob["scale"]]
+    target = [tp.tensor(t, dtype=dtype, device=device) for t in prob["target"]]
     opt = getattr(optim, name)(params, **kwargs)
     out = []
     for _ in range(steps):
