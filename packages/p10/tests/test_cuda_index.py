@@ -235,9 +235,12 @@ def test_index_select(dtype):
 @pytest.mark.parametrize("dtype", [tp.float32, tp.float16, tp.int8, tp.float64, tp.bool], ids=str)
 def test_index_select_row_teams(dtype):
     # Note [Row gathers]: rows of 1 unit (a team of one thread) up to several 256-thread passes, an outer dim
-    # (rows o * nidx + j), and a strided index
+    # (rows o * nidx + j), and a strided index; float32 rows of 960 / 1024 / 1028 elements (240 / 256 / 257
+    # 16-byte units) sit at the warp team's limit of 8 units per thread: some lanes take the batch of 8
+    # loads, some the batch of 4 and the tail; all lanes one full batch; a 64-thread team
     idx = tp.tensor([5, 0, 0, 2, 7, 1, 9, 9])[::2]
-    for shape, dim in (((10,), 0), ((10, 3), 0), ((10, 1100), 0), ((3, 10, 8), 1), ((2, 10, 4, 5), 1)):
+    shapes = ((10,), 0), ((10, 3), 0), ((10, 960), 0), ((10, 1024), 0), ((10, 1028), 0), ((10, 1100), 0)
+    for shape, dim in shapes + (((3, 10, 8), 1), ((2, 10, 4, 5), 1)):
         x = sample(shape, dtype)
         want = np.take(np_of(x), idx.numpy(), axis=dim)
         same(tp.index_select(x.to(DEV), dim, idx.to(DEV)), tp.index_select(x, dim, idx), want)

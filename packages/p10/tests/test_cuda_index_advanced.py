@@ -46,7 +46,7 @@ def test_index_rows(dtype):
     # x[idx] on the leading dims with the rest contiguous: a thread team per row (Note [Row gathers] in
     # index.cu), in 16-byte units where rows, strides and pointers allow; rows of 1 unit up to several teams
     i, j = tp.tensor([[3, 0], [-1, 3]]), tp.tensor([1, -2])
-    for shape in ((6,), (6, 1), (6, 3), (6, 8), (6, 2, 8), (6, 1100)):
+    for shape in ((6,), (6, 1), (6, 3), (6, 8), (6, 2, 8), (6, 960), (6, 1028), (6, 1100)):
         x = small_ints(shape, dtype)
         xd, xn = x.to(DEV), np_of(x)
         same(xd[i.to(DEV)], x[i], xn[i.numpy()])

@@ -86,9 +86,9 @@ int64_t row_unit(int64_t row_bytes, int64_t item, std::initializer_list<const vo
   return unit;
 }
 
-RowLaunch row_launch(int dev, int64_t rows, int64_t units) {
-  RowLaunch r;
-  while (r.lanes < units && r.lanes < 256) r.lanes *= 2;
+RowLaunch row_launch(int dev, int64_t rows, int64_t units, int per_thread) {
+  RowLaunch r;  // up to a warp: the next power of two >= units; wider: until lanes * per_thread covers the row
+  while (r.lanes < 256 && (r.lanes < 32 ? r.lanes < units : r.lanes * int64_t(per_thread) < units)) r.lanes *= 2;
   r.config = elementwise_config(dev, rows * r.lanes);  // 256 / lanes rows per 256-thread block
   return r;
 }

@@ -67,12 +67,15 @@ void launch_gather(int dev, const Tensor &out, const Tensor &src, const Tensor &
 // Note [Row gathers] (index.cu), host side: the widest unit of 16, 8, 4, 2, 1 bytes (at least `item`) that
 // divides a row of `row_bytes`, every row step (`step_bytes`, 0 for none) and aligns every pointer.
 int64_t row_unit(int64_t row_bytes, int64_t item, std::initializer_list<const void *> pointers, int64_t step_bytes);
-// The launch of a row kernel over `rows` rows of `units` units: a team of `lanes` threads per row.
+// The launch of a row kernel over `rows` rows of `units` units: a team of `lanes` threads per row. A row of
+// fewer than 32 units gets the next power of two; a longer one a team of at least a warp, widened (up to 256)
+// only until each thread has at most `per_thread` units (1: one unit per thread, as tril's kernel wants; the
+// row gathers pass 8, Note [Row gathers] in index.cu).
 struct RowLaunch {
   LaunchConfig config;
   int lanes = 1;
 };
-RowLaunch row_launch(int dev, int64_t rows, int64_t units);
+RowLaunch row_launch(int dev, int64_t rows, int64_t units, int per_thread = 1);
 
 // dst[p + index[p] * step] (reduce)= src[p] with `dst` restrided and `src` viewed over index's shape.
 void launch_scatter(int dev, const Tensor &dst, const Tensor &index, const Tensor &src, int64_t size, int64_t step,

@@ -56,7 +56,7 @@ void select_rows(int dev, const Tensor &out, const Tensor &self, int64_t d, cons
   const int64_t item = self->itemsize();
   const int64_t unit = row_unit(inner * item, item, {self.data_ptr(), out.data_ptr()}, 0);
   const int64_t units = inner * item / unit, rows = out.numel() / inner;
-  const RowLaunch rl = row_launch(dev, rows, units);
+  const RowLaunch rl = row_launch(dev, rows, units, 8);
   IndexErrorFlag err(dev);
   launch(kernel(dev, "index.cu", "select_rows_b" + std::to_string(unit)), rl.config, stream_for(dev), rows,
          int(units), index.numel(), self.size(d), out.data_ptr(), self.data_ptr(), index.data_ptr(),

@@ -136,7 +136,7 @@ bool index_rows(int dev, const Tensor &out, const Prepared &p) {
   const int64_t per = unit / item, units = inner / per, rows = p.flat.numel();
   int shift = 0;
   while ((int64_t(1) << shift) < per) ++shift;
-  const RowLaunch rl = row_launch(dev, rows, units);
+  const RowLaunch rl = row_launch(dev, rows, units, 8);
   launch(kernel(dev, "index.cu", "gather_rows_b" + std::to_string(unit)), rl.config, stream_for(dev), rows,
          int(units), out.data_ptr(), p.restrided.data_ptr(), p.flat.data_ptr(), shift, rl.lanes);
   return true;

@@ -85,11 +85,25 @@ TP_GATHER_FAST(16, uint128)
 //   its row by dividing its linear index; here a team of `lanes` threads (a power of two, up to the block)
 //   owns one row at a time, reads the row's index once, and walks the row in units of U bytes (16 when the
 //   row length and the pointers allow): consecutive threads touch consecutive units (coalesced 16-byte
-//   accesses), the only arithmetic per unit is an add, and each thread issues 4 loads before its stores so
-//   several requests are in flight. A block of 256 threads holds 256 / lanes teams; the host sizes lanes to
-//   the row (1 for 1-unit rows: then every thread is a team of one and the loads of indices coalesce).
-template <typename U> __device__ __forceinline__ void copy_row(U *dst, const U *src, int units, int lane, int lanes) {
+//   accesses) and the only arithmetic per unit is an add. What makes it fast is memory-level parallelism:
+//   each thread issues up to 8 independent loads before its stores (out and src never overlap: out is a
+//   fresh tensor, hence __restrict__), so one row costs about one memory round trip after its index's. The
+//   host (row_launch with per_thread 8) therefore keeps teams small — a warp for rows up to 8 * 32 units,
+//   wider only for longer rows — instead of one 256-thread team per 4 KB row, which left each thread a
+//   single load in flight between two dependent round trips (index, then row) and ran below the old flat
+//   kernel. A block of 256 threads holds 256 / lanes teams; a row of fewer than 32 units gets a team of the
+//   next power of two (1 for 1-unit rows: every thread is a team of one and the loads of indices coalesce).
+template <typename U>
+__device__ __forceinline__ void copy_row(U *__restrict__ dst, const U *__restrict__ src, int units, int lane,
+                                         int lanes) {
   int c = lane;
+  for (; c + 7 * lanes < units; c += 8 * lanes) {
+    U v[8];
+#pragma unroll
+    for (int b = 0; b < 8; ++b) v[b] = src[c + b * lanes];
+#pragma unroll
+    for (int b = 0; b < 8; ++b) dst[c + b * lanes] = v[b];
+  }
   for (; c + 3 * lanes < units; c += 4 * lanes) {
     const U a = src[c], b = src[c + lanes], e = src[c + 2 * lanes], f = src[c + 3 * lanes];
     dst[c] = a;
