@@ -38,5 +38,10 @@ def test_reduce_kernel_names_match_what_the_ops_request(module):
 
 def test_scan_kernel_names_match_what_the_ops_request():
     entries = kernel_entries("scan.cu")
-    want = {f"{b}_{form}_{t}" for b, dts in SCAN.items() for form in ("rows", "warps", "cols") for t in dts}
+    want = {
+        f"{b}_{form}_{t}"
+        for b, dts in SCAN.items()
+        for form in ("rows", "warps", "cols", "segtotals", "segs")
+        for t in dts
+    }
     assert not want - entries, sorted(want - entries)

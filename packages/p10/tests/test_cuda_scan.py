@@ -23,7 +23,9 @@ pytestmark = [pytest.mark.cuda, needs_cuda]
 TOL = {tp.float16: 4e-3, tp.bfloat16: 3e-2, tp.float32: 2e-5, tp.float64: 1e-12}
 # (shape, dim): rows (one chunk, and several chunks per row), short rows (one warp per row: up to 256, two
 # segments with a tail, and one past the threshold), many short rows, many columns (>= 16384 lines), few long
-# columns (transposed), a middle dim, 1-d.
+# columns (transposed), a middle dim, 1-d; the segmented column scan (inner >= 32, 1024..16383 lines: 6
+# segments of 17 with a 15 tail, a middle dim in 2 segments) and just below its thresholds (1023 lines, inner
+# 31: transposed).
 LAYOUTS = [
     ((6, 50), 1),
     ((3, 33), 1),
@@ -35,6 +37,10 @@ LAYOUTS = [
     ((300, 3), 0),
     ((4, 30, 5), 1),
     ((7,), 0),
+    ((100, 1024), 0),
+    ((3, 37, 400), 1),
+    ((64, 1023), 0),
+    ((50, 40, 31), 1),
 ]
 
 
@@ -133,6 +139,22 @@ def test_cummax_cummin(dtype, shape, dim):
         check(v, cv, acc.accumulate(a, axis=dim))
         check(i, ci, f64(ci))
         np.testing.assert_array_equal(np.take_along_axis(a, f64(i).astype(np.int64), dim), f64(v))
+
+
+def test_segmented_column_scan_many_segments():
+    # 1100 lines of 2000: 63 segments of 32 (the cap of 64 segments, a shorter last one), each thread folding
+    # up to 62 segment totals before its own; NaN in cummax crosses segments.
+    x = make((2000, 1100), tp.float32, 3)
+    check(x.cuda().cumsum(0), x.cumsum(0), np.cumsum(f64(x), axis=0), 8e-5, 8e-5 * np.sqrt(2000))
+    a = f64(x)
+    a[700, 5] = np.nan
+    y = tp.from_numpy(a.astype(np.float32))
+    v, i = y.cuda().cummax(0)
+    cv, ci = y.cummax(0)
+    np.testing.assert_array_equal(f64(v), f64(cv))
+    np.testing.assert_array_equal(f64(i), f64(ci))
+    n = make((2000, 1100), tp.int32, 4)
+    np.testing.assert_array_equal(f64(n.cuda().cumsum(0)), np.cumsum(f64(n), axis=0))
 
 
 def test_cummax_nan_rule():

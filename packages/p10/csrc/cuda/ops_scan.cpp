@@ -6,6 +6,8 @@
 //   - inner == 1: short rows (<= kWarpRow) one warp per row; longer rows cut into chunks, one block per chunk,
 //     a single pass with decoupled look-back;
 //   - inner > 1 with enough (outer, inner) lines to fill the device: one thread per line;
+//   - fewer lines, but >= 1024 of them and inner >= 32 (x.cumsum(0) of a [8192, 8192] matrix): each line cut
+//     into segments, a thread per (segment, line), two passes (scan.cu, Note [Segmented column scan]);
 //   - otherwise (few long lines, e.g. x.cumsum(0) of a [1e6, 4] tensor) the scanned dim is moved last by a
 //     contiguous copy, scanned as rows, and the result copied back into the output's layout.
 #include <algorithm>
@@ -24,6 +26,13 @@ constexpr int64_t kChunkIndexed = 2048;  // cummax/cummin (16-byte states): 256 
 constexpr unsigned kScanThreads = 256;  // TP_SCAN_THREADS
 constexpr int64_t kMinLines = 16384;    // fewer (outer, inner) lines than this: transpose and scan rows
 constexpr int64_t kWarpRow = 256;       // rows this short: one warp per row (scan.cu's _warps_ kernels)
+// The segmented column scan (scan.cu, Note [Segmented column scan]) instead of the transpose: inner >= a warp's
+// 32 adjacent columns (coalesced) and >= kSegMinLines lines; at most kSegMaxSegs segments (each thread folds the
+// totals of the segments before its own) of >= kSegMinRows elements, about 2 waves of threads.
+constexpr int64_t kSegMinInner = 32;
+constexpr int64_t kSegMinLines = 1024;
+constexpr int64_t kSegMaxSegs = 64;
+constexpr int64_t kSegMinRows = 16;
 
 // One thread per (outer, inner) line, walking the scanned dim.
 void scan_lines(int dev, const std::string &base, const Tensor &x, int64_t outer, int64_t n, int64_t inner,
@@ -31,6 +40,31 @@ void scan_lines(int dev, const std::string &base, const Tensor &x, int64_t outer
   const LaunchConfig c = elementwise_config(dev, outer * inner);
   launch(kernel(dev, kModule, kname((base + "_cols").c_str(), x.dtype())), c, stream_for(dev), outer, n, inner,
          static_cast<char *>(out0), static_cast<char *>(out1), x.data_ptr());
+}
+
+// Segments per line for the segmented column scan of `lines` lines of n elements; < 2: not used.
+int64_t segment_count(int dev, int64_t lines, int64_t n, int64_t inner) {
+  if (inner < kSegMinInner || lines < kSegMinLines) return 1;
+  const int64_t target = 2 * properties(dev).multi_processor_count * 2048;  // threads: 2 waves of 2048 per SM
+  const int64_t segs = std::min({(target + lines - 1) / lines, kSegMaxSegs, n / kSegMinRows});
+  if (segs < 2) return 1;
+  const int64_t per = (n + segs - 1) / segs;
+  return (n + per - 1) / per;  // no empty segment at the end
+}
+
+// Scan x, contiguous [outer, n, inner], along n in `segs` segments per line: two passes (Note [Segmented column
+// scan]) through a workspace of one state per (segment, line).
+void scan_segments(int dev, const std::string &base, const Tensor &x, int64_t outer, int64_t n, int64_t inner,
+                   int64_t segs, void *out0, void *out1) {
+  const int64_t lines = outer * inner;
+  const Tensor ws = empty_tensor({lines * segs * kStateBytes}, ScalarType::UInt8, x.device());
+  const LaunchConfig c = elementwise_config(dev, lines * segs);
+  const Stream stream = stream_for(dev);
+  launch(kernel(dev, kModule, kname((base + "_segtotals").c_str(), x.dtype())), c, stream, outer, n, inner, segs,
+         ws.data_ptr(), x.data_ptr());
+  launch(kernel(dev, kModule, kname((base + "_segs").c_str(), x.dtype())), c, stream, outer, n, inner, segs,
+         static_cast<char *>(out0), static_cast<char *>(out1), static_cast<const void *>(ws.data_ptr()),
+         x.data_ptr());
 }
 
 // Scan the `rows` contiguous rows of `n` elements of x into out0 (and out1), all contiguous: one block per chunk
@@ -82,6 +116,8 @@ std::tuple<Tensor, Tensor> scan_cuda(const char *op, const char *base, const Ten
     scan_rows(dev, b, x, outer, n, values.data_ptr(), i_ptr);
   } else if (outer * inner >= kMinLines || n == 1) {
     scan_lines(dev, b, x, outer, n, inner, values.data_ptr(), i_ptr);
+  } else if (const int64_t segs = segment_count(dev, outer * inner, n, inner); segs > 1) {
+    scan_segments(dev, b, x, outer, n, inner, segs, values.data_ptr(), i_ptr);
   } else {
     // The scanned dim last: a permuted view, copied contiguous; scanned as rows; copied back.
     Shape sizes, strides;

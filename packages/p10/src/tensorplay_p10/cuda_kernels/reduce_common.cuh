@@ -29,6 +29,9 @@
 //   on an SM whatever the op's state, and the host sizes the split to that count. Every block then starts at
 //   once and they finish together; each thread keeps several 16-byte loads in flight (the unrolled loops) so
 //   that the few blocks still saturate HBM.
+//   The exception, measured on the H200: a split ROW reduction (a full reduction, rows = 1) ran 20% slower in
+//   one wave (2 blocks of 512 threads per SM) than in ceil(4 * SMs / rows) blocks, about two waves; the host
+//   launches that many (kInnerSplitBlocksPerSm). The column kernels keep one wave.
 #define TP_RED_INNER_THREADS 512
 #define TP_RED_INNER_BLOCKS_PER_SM 2  // kInnerBlocksPerSm in ops_reduce_plan.cpp
 #define TP_RED_COLS_BLOCKS_PER_SM 4   // kColsBlocksPerSm in ops_reduce_plan.cpp (blocks of 32 x 8 threads)

@@ -11,6 +11,8 @@
 //   <op>_warps_<T>: inner == 1 and short rows (n <= kWarpRow in ops_scan.cpp): one warp per row, its 32 lanes
 //                  on 32 consecutive elements (coalesced) scanned by shuffles, a carry from segment to segment.
 //                  A block per row would leave most of its threads idle and pay the block's barriers.
+//   <op>_segtotals_<T>, <op>_segs_<T>: inner >= 32 with too few lines for a thread each: every line cut into
+//                  segments, a thread per (segment, line), two passes (Note [Segmented column scan]).
 //   <op>_cols_<T>: inner > 1 (or rows too many for a grid of chunks): one thread per (outer, inner) line walks n;
 //                  neighbouring threads read neighbouring columns, so loads coalesce. (The host transposes when
 //                  there are too few lines to fill the device.)
@@ -292,6 +294,73 @@ __device__ void scan_cols(int64 outer, int64 n, int64 inner, char *out0, char *o
   }
 }
 
+// Note [Segmented column scan]
+//   x.cumsum(0) of a [8192, 8192] matrix has 8192 lines (columns) of 8192 elements: a thread per line (scan_cols)
+//   is 8192 threads, far too few to keep HBM busy, and moving the dim last costs two transposing copies. Instead
+//   each line is cut into `segs` segments of `per` consecutive elements and a thread takes one (segment, line):
+//     pass 1 (scan_seg_totals): each thread folds its segment into ws[seg * lines + line];
+//     pass 2 (scan_segs): each thread folds ws[0 .. seg-1] of its line (the line's total before its segment; ws
+//            is small and in L2), then scans its segment from there and writes it.
+//   Consecutive threads take consecutive lines, so for inner >= 32 a warp reads 32 adjacent columns of one row:
+//   coalesced, as scan_cols. The input is read twice and the output written once, all at full speed. combine is
+//   associative, so the result is the serial walk's (up to float rounding, as in the row scan). Each thread
+//   loads TP_SCAN_SEG_BATCH rows before it folds them: that many loads in flight instead of one.
+#define TP_SCAN_SEG_BATCH 8
+
+template <typename Op, typename T>
+__device__ void scan_seg_totals(int64 outer, int64 n, int64 inner, int64 segs, typename Op::S *ws, const T *in) {
+  typedef typename Op::S S;
+  const Op op;
+  const int64 lines = outer * inner, per = (n + segs - 1) / segs;
+  TP_GRID_STRIDE(t, lines * segs) {
+    const int64 seg = t / lines, line = t - seg * lines, o = line / inner, i = line - o * inner;
+    const int64 lo = seg * per, hi = lo + per < n ? lo + per : n;
+    const T *p = in + (o * n + lo) * inner + i;
+    S acc = op.ident();
+    int64 k = lo;
+    for (; k + TP_SCAN_SEG_BATCH <= hi; k += TP_SCAN_SEG_BATCH, p += TP_SCAN_SEG_BATCH * inner) {
+      T x[TP_SCAN_SEG_BATCH];
+#pragma unroll
+      for (int g = 0; g < TP_SCAN_SEG_BATCH; ++g) x[g] = p[g * inner];
+#pragma unroll
+      for (int g = 0; g < TP_SCAN_SEG_BATCH; ++g) acc = op.combine(acc, op.elem(x[g], k + g));
+    }
+    for (; k < hi; ++k, p += inner) acc = op.combine(acc, op.elem(*p, k));
+    ws[t] = acc;
+  }
+}
+
+template <typename Op, typename T>
+__device__ void scan_segs(int64 outer, int64 n, int64 inner, int64 segs, char *out0, char *out1,
+                          const typename Op::S *ws, const T *in) {
+  typedef typename Op::S S;
+  const Op op;
+  const int64 lines = outer * inner, per = (n + segs - 1) / segs;
+  TP_GRID_STRIDE(t, lines * segs) {
+    const int64 seg = t / lines, line = t - seg * lines, o = line / inner, i = line - o * inner;
+    S acc = op.ident();
+#pragma unroll 8
+    for (int64 j = 0; j < seg; ++j) acc = op.combine(acc, ws[j * lines + line]);  // in order, L2 hits
+    const int64 lo = seg * per, hi = lo + per < n ? lo + per : n;
+    int64 pos = (o * n + lo) * inner + i;
+    int64 k = lo;
+    for (; k + TP_SCAN_SEG_BATCH <= hi; k += TP_SCAN_SEG_BATCH, pos += TP_SCAN_SEG_BATCH * inner) {
+      T x[TP_SCAN_SEG_BATCH];  // all loads first, then the stores: they may alias as far as the compiler knows
+#pragma unroll
+      for (int g = 0; g < TP_SCAN_SEG_BATCH; ++g) x[g] = in[pos + g * inner];
+#pragma unroll
+      for (int g = 0; g < TP_SCAN_SEG_BATCH; ++g) {
+        acc = op.combine(acc, op.elem(x[g], k + g));
+        op.write(acc, pos + g * inner, out0, out1);
+      }
+    }
+    for (; k < hi; ++k, pos += inner) {
+      acc = op.combine(acc, op.elem(in[pos], k));
+      op.write(acc, pos, out0, out1);
+    }
+  }
+}
+
 // ---- the ops -------------------------------------------------------------------------------------------------
 // cumsum / cumprod in Acc<T> (int64 for integers and bool: a running sum of 0/1 stored as bool is their OR, a
 // product their AND — the CPU's bool rule).
@@ -378,6 +447,14 @@ template <typename T> struct LogCumSumExpOp {
   extern "C" __global__ void name##_cols_##T(int64 outer, int64 n, int64 inner, char *out0, char *out1,      \
                                              const T *in) {                                                  \
     scan_cols<OpT<T>, T>(outer, n, inner, out0, out1, in);                                                   \
+  }                                                                                                          \
+  extern "C" __global__ void name##_segtotals_##T(int64 outer, int64 n, int64 inner, int64 segs,             \
+                                                  OpT<T>::S *ws, const T *in) {                              \
+    scan_seg_totals<OpT<T>, T>(outer, n, inner, segs, ws, in);                                               \
+  }                                                                                                          \
+  extern "C" __global__ void name##_segs_##T(int64 outer, int64 n, int64 inner, int64 segs, char *out0,      \
+                                             char *out1, const OpT<T>::S *ws, const T *in) {                 \
+    scan_segs<OpT<T>, T>(outer, n, inner, segs, out0, out1, ws, in);                                         \
   }
 #define TP_SCAN_FLOATS(name, OpT)                                                                            \
   TP_SCAN_KERNELS(name, OpT, float16)                                                                        \
