@@ -295,7 +295,9 @@ static Tensor einsum(const std::string &equation, const std::vector<Tensor> &ten
 
 TP_LIBRARY(einsum) {
   lib.def("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor");
-  for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) impl_typed<einsum>(lib, "einsum", key, __LINE__);
+  // Every step is a dispatched op (permute, reshape, bmm, mv, diagonal, ...): the same code serves CUDA.
+  for (auto key : {DispatchKey::CPU, DispatchKey::Meta, DispatchKey::CUDA})
+    impl_typed<einsum>(lib, "einsum", key, __LINE__);
 }
 
 }  // namespace tp::p10

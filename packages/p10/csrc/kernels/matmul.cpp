@@ -305,7 +305,7 @@ static Tensor tensordot(const Tensor &a, const Tensor &b, std::vector<int64_t> d
   perm_b = dims_b;
   for (int64_t d = 0; d < b.dim(); ++d)
     if (!used_b[d]) { perm_b.push_back(d); shape.push_back(b.size(d)); n *= b.size(d); }
-  Tensor r = mm(reshape(permute(a, perm_a), {m, k}), reshape(permute(b, perm_b), {k, n}));
+  Tensor r = call_op<Tensor>(TP_OP("mm"), reshape(permute(a, perm_a), {m, k}), reshape(permute(b, perm_b), {k, n}));
   return reshape(r, shape);
 }
 static Tensor tensordot_out(const Tensor &a, const Tensor &b, std::vector<int64_t> da, std::vector<int64_t> db,
@@ -445,6 +445,11 @@ TP_LIBRARY(matmul) {
     impl_typed<addmv_out>(lib, "addmv.out", key, __LINE__);
     impl_typed<matmul>(lib, "matmul", key, __LINE__);
     impl_typed<matmul_out>(lib, "matmul.out", key, __LINE__);
+    impl_typed<set_gemm_blas>(lib, "_set_gemm_blas", key, __LINE__);
+  }
+  // Compositions whose every step is a dispatched op: the same code serves CUDA tensors (cuda/ops_matmul.cpp
+  // has the products they call).
+  for (auto key : {DispatchKey::CPU, DispatchKey::Meta, DispatchKey::CUDA}) {
     impl_typed<tensordot>(lib, "tensordot", key, __LINE__);
     impl_typed<tensordot_out>(lib, "tensordot.out", key, __LINE__);
     impl_typed<inner>(lib, "inner", key, __LINE__);
@@ -455,7 +460,6 @@ TP_LIBRARY(matmul) {
     impl_typed<kron_out>(lib, "kron.out", key, __LINE__);
     impl_typed<cross>(lib, "cross", key, __LINE__);
     impl_typed<cross_out>(lib, "cross.out", key, __LINE__);
-    impl_typed<set_gemm_blas>(lib, "_set_gemm_blas", key, __LINE__);
   }
 }
 
