@@ -36,7 +36,7 @@ def entries(text: str) -> set[str]:
 
 def test_kernel_sources_are_shipped():
     names = [p.name for p in _loader.kernel_sources()]
-    assert {"binary.cu", "copy.cu", "reduce.cu"} <= set(names)
+    assert {"binary.cu", "copy.cu", "reduce_sums.cu"} <= set(names)
     assert (_loader.KERNEL_DIR / "common.cuh").is_file()
 
 
@@ -61,8 +61,8 @@ def test_kernel_names_match_what_the_ops_request(ptx):
     copy = entries(ptx["copy.cu"])
     assert {f"cast_{d}_{s}" for d in REAL for s in REAL} <= copy
     assert {f"{k}_b{n}" for k in ("copy_strided", "fill") for n in (1, 2, 4, 8)} <= copy
-    reduce = entries(ptx["reduce.cu"])
-    assert {f"sum_{k}_{t}" for k in ("rows", "partial", "final") for t in REAL} <= reduce
+    reduce = entries(ptx["reduce_sums.cu"])
+    assert {f"sum_{k}_{t}" for k in ("inner", "cols", "colsv", "final") for t in REAL} <= reduce
 
 
 def test_compile_error_names_file_and_line():
@@ -88,15 +88,17 @@ def test_cache_key_follows_source_headers_and_target(tmp_path, monkeypatch):
     for p in list(_loader.kernel_sources()) + [_loader.KERNEL_DIR / "common.cuh"]:
         shutil.copy(p, tmp_path / p.name)
     monkeypatch.setattr(_loader, "KERNEL_DIR", tmp_path)
-    k0 = _compiler.cache_key("reduce.cu", "sm_90", lib.version)
-    assert k0 == _compiler.cache_key("reduce.cu", "sm_90", lib.version)  # deterministic
-    assert k0 != _compiler.cache_key("reduce.cu", "sm_80", lib.version)
-    assert k0 != _compiler.cache_key("reduce.cu", "sm_90", (lib.version[0], lib.version[1] + 1))
-    (tmp_path / "reduce.cu").write_text((tmp_path / "reduce.cu").read_text() + "\n// a learner's edit\n")
-    k1 = _compiler.cache_key("reduce.cu", "sm_90", lib.version)
+    k0 = _compiler.cache_key("reduce_sums.cu", "sm_90", lib.version)
+    assert k0 == _compiler.cache_key("reduce_sums.cu", "sm_90", lib.version)  # deterministic
+    assert k0 != _compiler.cache_key("reduce_sums.cu", "sm_80", lib.version)
+    assert k0 != _compiler.cache_key("reduce_sums.cu", "sm_90", (lib.version[0], lib.version[1] + 1))
+    (tmp_path / "reduce_sums.cu").write_text(
+        (tmp_path / "reduce_sums.cu").read_text() + "\n// a learner's edit\n"
+    )
+    k1 = _compiler.cache_key("reduce_sums.cu", "sm_90", lib.version)
     assert k1 != k0
     (tmp_path / "common.cuh").write_text((tmp_path / "common.cuh").read_text() + "\n// edit\n")
-    assert _compiler.cache_key("reduce.cu", "sm_90", lib.version) != k1
+    assert _compiler.cache_key("reduce_sums.cu", "sm_90", lib.version) != k1
 
 
 def test_module_image_compiles_cubin_once_then_reads_the_cache(tmp_path, monkeypatch):
@@ -104,12 +106,12 @@ def test_module_image_compiles_cubin_once_then_reads_the_cache(tmp_path, monkeyp
     if 80 not in lib.supported_archs():
         pytest.skip("this NVRTC cannot target sm_80")
     monkeypatch.setenv("TP_CUDA_CACHE", str(tmp_path))
-    image = _compiler.module_image("reduce.cu", 8, 0)
+    image = _compiler.module_image("reduce_sums.cu", 8, 0)
     assert image[:4] == b"\x7fELF"  # a CUBIN is an ELF file
-    files = list(tmp_path.glob("reduce-sm_80-*.cubin"))
+    files = list(tmp_path.glob("reduce_sums-sm_80-*.cubin"))
     assert len(files) == 1 and files[0].read_bytes() == image
     files[0].write_bytes(b"\x7fELF marker: served from the cache")
-    assert _compiler.module_image("reduce.cu", 8, 0) == b"\x7fELF marker: served from the cache"
+    assert _compiler.module_image("reduce_sums.cu", 8, 0) == b"\x7fELF marker: served from the cache"
 
 
 def test_module_image_unknown_source_raises():

@@ -21,8 +21,8 @@ Note [Kernels of other pillars]
 
 Example (needs NVRTC, not a GPU):
     >>> from tensorplay_p10.cuda import _compiler
-    >>> ptx = _compiler.compile_ptx("reduce.cu", arch=80)  # doctest: +SKIP
-    >>> b".entry sum_rows_float32" in ptx  # doctest: +SKIP
+    >>> ptx = _compiler.compile_ptx("reduce_sums.cu", arch=80)  # doctest: +SKIP
+    >>> b".entry sum_cols_float32" in ptx  # doctest: +SKIP
     True
 """
 

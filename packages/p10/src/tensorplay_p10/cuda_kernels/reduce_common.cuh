@@ -252,7 +252,7 @@ __device__ void reduce_final(int64 nout, int splits, char *out0, char *out1, con
 
 // ---- shared numeric helpers ----------------------------------------------------------------------------------
 // The accumulation type of sums and products: float32 for 16-bit floats and float32, float64 for float64, int64
-// for integers and bool (as reduce.cu's Acc).
+// for integers and bool (sum of an integer tensor is int64, as in PyTorch).
 template <typename T> struct SumAcc { typedef int64 type; };
 template <> struct SumAcc<float16> { typedef float type; };
 template <> struct SumAcc<bfloat16> { typedef float type; };

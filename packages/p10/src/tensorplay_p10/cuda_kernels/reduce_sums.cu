@@ -5,7 +5,7 @@
 // reduce_common.cuh's. Each op here is only its state and its four functions. The host casts the input to the
 // result dtype first where the CPU op does (nansum, nanmean, prod), so T is also the output type there; sum
 // writes T for floats and int64 for integers and bool; all/any write one byte (bool or uint8), count_nonzero an
-// int64. reduce.cu keeps the first, plain sum (a block per row, or a grid on one row) as the readable reference.
+// int64.
 #include "reduce_common.cuh"
 
 // sum: a running total in SumAcc<T> (float32 for 16-bit floats). Integers and bool sum to int64 (PyTorch).
