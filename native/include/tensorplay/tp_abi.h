@@ -219,6 +219,19 @@ static inline const TP_Api *tp_import_api(void) {
   return api;
 }
 
+/* Whether `t` is laid out row-major with no gaps (size-1 dims may have any stride). A convenience built on the
+ * table's accessors, not an entry of it: every pillar asks this before handing a tensor to a flat loop. */
+static inline int tp_tensor_is_contiguous(const TP_Api *api, const TP_Tensor *t) {
+  const int64_t ndim = api->tensor_dim(t);
+  const int64_t *sizes = api->tensor_sizes(t), *strides = api->tensor_strides(t);
+  int64_t expected = 1;
+  for (int64_t d = ndim - 1; d >= 0; --d) {
+    if (sizes[d] != 1 && strides[d] != expected) return 0;
+    expected *= sizes[d];
+  }
+  return 1;
+}
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

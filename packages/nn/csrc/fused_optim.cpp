@@ -34,20 +34,8 @@ struct KernelError {
   std::string message;
 };
 
-bool contiguous(const TP_Tensor *t) {
-  const int64_t ndim = api->tensor_dim(t);
-  const int64_t *sizes = api->tensor_sizes(t);
-  const int64_t *strides = api->tensor_strides(t);
-  int64_t expected = 1;
-  for (int64_t d = ndim - 1; d >= 0; --d) {
-    if (sizes[d] != 1 && strides[d] != expected) return false;
-    expected *= sizes[d];
-  }
-  return true;
-}
-
-// The kernel dir of NN's .cu files (set from Python at import: module.cpp's _set_cuda_kernel_dir).
-std::string g_cuda_kernel_dir;
+// fused_optim.cu's path (set from Python at import: module.cpp's _set_cuda_kernel_dir).
+std::string g_kernels;
 
 std::string device_name(int type, int index) {
   return type == TP_DEVICE_CUDA ? "cuda:" + std::to_string(index) : type == TP_DEVICE_CPU ? "cpu" : "meta";
@@ -74,7 +62,7 @@ std::vector<TP_Tensor *> tensor_list(const char *op, const TP_Value &v, const ch
     const int dtype = api->tensor_dtype(t);
     if (dtype != TP_FLOAT32 && dtype != TP_FLOAT64)
       throw KernelError{TP_ERR_TYPE, where + " must be float32 or float64, got dtype code " + std::to_string(dtype)};
-    if (!contiguous(t)) throw KernelError{TP_ERR_NOT_IMPLEMENTED, where + " must be contiguous"};
+    if (!tp_tensor_is_contiguous(api, t)) throw KernelError{TP_ERR_NOT_IMPLEMENTED, where + " must be contiguous"};
     if (params) {
       const TP_Tensor *p = (*params)[i];
       if (dtype != api->tensor_dtype(p)) throw KernelError{TP_ERR_TYPE, where + " has a different dtype from params[" + std::to_string(i) + "]"};
@@ -90,13 +78,12 @@ std::vector<TP_Tensor *> tensor_list(const char *op, const TP_Value &v, const ch
 // loop of 256-thread blocks, at most 1024 blocks (enough to fill any GPU a few times over).
 void launch_elementwise(const char *op, const TP_Tensor *param, const std::string &name, int64_t n, void **args) {
   if (n == 0) return;
-  if (g_cuda_kernel_dir.empty())
+  if (g_kernels.empty())
     throw KernelError{TP_ERR_RUNTIME, std::string(op) + ": NN's CUDA kernel directory is not set (import tensorplay_nn)"};
-  const std::string module = g_cuda_kernel_dir + "/fused_optim.cu";
   const std::string kernel = name + (api->tensor_dtype(param) == TP_FLOAT32 ? "_float32" : "_float64");
   const int64_t blocks = (n + 255) / 256;
   const uint32_t grid[3] = {uint32_t(blocks < 1024 ? blocks : 1024), 1, 1}, block[3] = {256, 1, 1};
-  if (api->cuda_launch(module.c_str(), kernel.c_str(), api->tensor_device_index(param), grid, block, 0, args) != 0)
+  if (api->cuda_launch(g_kernels.c_str(), kernel.c_str(), api->tensor_device_index(param), grid, block, 0, args) != 0)
     throw KernelError{api->error_kind(), std::string(op) + ": " + api->error_message()};
 }
 
@@ -313,6 +300,6 @@ int register_fused_optim_ops() {
 }
 
 // Where fused_optim.cu lives (tensorplay_nn/cuda_kernels, told by Python at import).
-void set_cuda_kernel_dir(const std::string &dir) { g_cuda_kernel_dir = dir; }
+void set_cuda_kernel_dir(const std::string &dir) { g_kernels = dir + "/fused_optim.cu"; }
 
 }  // namespace tp::nn

@@ -36,19 +36,6 @@ namespace {
 constexpr const char *kScaleName = "nn_abi_test::scale";
 constexpr const char *kScaleSchema = "nn_abi_test::scale(Tensor self, float factor) -> Tensor";
 
-// True when `t` is laid out row-major with no gaps (size-1 dims may have any stride).
-bool is_contiguous(const TP_Tensor *t) {
-  const int64_t ndim = api->tensor_dim(t);
-  const int64_t *sizes = api->tensor_sizes(t);
-  const int64_t *strides = api->tensor_strides(t);
-  int64_t expected = 1;
-  for (int64_t d = ndim - 1; d >= 0; --d) {
-    if (sizes[d] != 1 && strides[d] != expected) return false;
-    expected *= sizes[d];
-  }
-  return true;
-}
-
 template <typename T>
 void scale_loop(const T *x, T *out, int64_t n, double factor) {
   const T f = static_cast<T>(factor);
@@ -75,7 +62,7 @@ int scale_cpu(void * /*user_data*/, const TP_Op * /*op*/, const TP_Value *args, 
       api->set_error(TP_ERR_TYPE, msg.c_str());
       return 1;
     }
-    if (!is_contiguous(self)) {
+    if (!tp_tensor_is_contiguous(api, self)) {
       api->set_error(TP_ERR_NOT_IMPLEMENTED,
                      "nn_abi_test::scale: 'self' must be contiguous (this test kernel has no strided loop)");
       return 1;

@@ -14,27 +14,6 @@ std::atomic<uint64_t> Node::next_seq{0};
 
 Node::Node() : seq_nr(next_seq.fetch_add(1, std::memory_order_relaxed)) {}
 
-// ---- Note [Gradient layout contract] -----------------------------------------------------------------------------
-//   PyTorch's AccumulateGrad gives a parameter's .grad the parameter's layout. The gradients themselves need
-//   not have it: nn.Linear computes x @ W.t(), so W's gradient arrives as the transpose of a contiguous
-//   product, column-major. Stored as it comes, every Linear weight's .grad would be column-major, and the
-//   optimizers' fused multi-tensor path (which wants contiguous tensors) would fall back to the per-parameter
-//   loop for every real model. So the first gradient of a row-major (contiguous) leaf is stored row-major:
-//   one copy of the parameter's size per step, the same copy PyTorch makes (later gradients are added into it
-//   in place). Leaves of any other layout keep the gradient's layout, as before.
-namespace {
-bool row_major(const TP_Tensor *t) {
-  const int64_t ndim = api->tensor_dim(t);
-  const int64_t *sizes = api->tensor_sizes(t), *strides = api->tensor_strides(t);
-  int64_t expected = 1;
-  for (int64_t d = ndim - 1; d >= 0; --d) {
-    if (sizes[d] != 1 && strides[d] != expected) return false;
-    expected *= sizes[d];
-  }
-  return true;
-}
-}  // namespace
-
 // ---- Note [Iterative graph teardown] -----------------------------------------------------------------------------
 namespace {
 struct Parked {
@@ -177,6 +156,14 @@ AccumulateGrad::AccumulateGrad(TensorRef v) : variable(std::move(v)) {
 
 static bool grad_mode_enabled() { return !(api->tls_excluded() & (1u << TP_KEY_AUTOGRAD)); }
 
+// ---- Note [Gradient layout contract] -----------------------------------------------------------------------------
+//   PyTorch's AccumulateGrad gives a parameter's .grad the parameter's layout. The gradients themselves need
+//   not have it: nn.Linear computes x @ W.t(), so W's gradient arrives as the transpose of a contiguous
+//   product, column-major. Stored as it comes, every Linear weight's .grad would be column-major, and the
+//   optimizers' fused multi-tensor path (which wants contiguous tensors) would fall back to the per-parameter
+//   loop for every real model. So the first gradient of a row-major (contiguous) leaf is stored row-major:
+//   one copy of the parameter's size per step, the same copy PyTorch makes (later gradients are added into it
+//   in place). Leaves of any other layout keep the gradient's layout, as before.
 std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef> &&grads) {
   TensorRef g = std::move(grads.at(0));
   AutogradMeta &m = meta_for(variable.get());
@@ -197,7 +184,8 @@ std::vector<TensorRef> AccumulateGrad::apply(std::vector<TensorRef> &&grads) {
     static const TP_Op *contiguous = find_op("contiguous");
     if (grad_mode_enabled())
       m.grad = call1(clone, {tv(g)});
-    else if (row_major(variable.get()) && !row_major(g.get()))  // Note [Gradient layout contract]
+    else if (tp_tensor_is_contiguous(api, variable.get()) &&  // Note [Gradient layout contract]
+             !tp_tensor_is_contiguous(api, g.get()))
       m.grad = call1_below_autograd(contiguous, {tv(g)});
     else
       m.grad = call1_below_autograd(clone, {tv(g)});
