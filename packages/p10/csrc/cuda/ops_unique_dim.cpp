@@ -17,19 +17,11 @@
 
 #include "cuda/ops_common.h"
 #include "kernels/binary_common.h"
+#include "kernels/sort.h"
 
 namespace tp::p10::cuda {
 
 namespace {
-// `t` with dim `from` moved to position `to` (permute, a view).
-Tensor move_dim(const Tensor &t, int64_t from, int64_t to) {
-  std::vector<int64_t> perm;
-  for (int64_t k = 0; k < t.dim(); ++k)
-    if (k != from) perm.push_back(k);
-  perm.insert(perm.begin() + to, from);
-  return call_op<Tensor>(TP_OP("permute"), t, perm);
-}
-
 Tensor column(const Tensor &rows, int64_t k) { return call_op<Tensor>(TP_OP("select"), rows, int64_t(1), k); }
 }  // namespace
 

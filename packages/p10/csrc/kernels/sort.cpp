@@ -10,6 +10,7 @@
 
 #include "dispatch/kernel_box.h"
 #include "kernels/cast.h"
+#include "kernels/sort.h"
 #include "loop/parallel.h"
 
 namespace tp::p10 {
@@ -137,8 +138,8 @@ static std::tuple<Tensor, Tensor> kthvalue(const Tensor &self, int64_t k, int64_
   return {values, indices};
 }
 
-// `dim` moved to the front (to_front) and back (from_front), through permute.
-static Tensor move_dim(const Tensor &t, int64_t from, int64_t to) {
+// `dim` moved to the front (to_front) and back (from_front), through permute (kernels/sort.h).
+Tensor move_dim(const Tensor &t, int64_t from, int64_t to) {
   std::vector<int64_t> perm;
   for (int64_t k = 0; k < t.dim(); ++k) if (k != from) perm.push_back(k);
   perm.insert(perm.begin() + to, from);
