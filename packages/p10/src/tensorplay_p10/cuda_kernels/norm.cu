@@ -244,12 +244,29 @@ __device__ void norm_backward_long(int64 rows, int64 cols, T *dx, typename Acc<T
 //            partial[chunk * cols + k];
 //   final:   one thread per column adds the chunks' partials in chunk order and stores the gradient as T.
 // xhat comes from the (mean, rstd) pairs the row kernel wrote, so x is read once more here, not re-reduced.
+// The column kernels below run 256 threads as 32 columns x 8 row lanes (lane = threadIdx.x & 31, rl =
+// threadIdx.x >> 5). Each thread's two sums meet the other row lanes' of its column in shared memory, added in
+// lane order (a fixed order: the result does not depend on timing); the totals land in the rl == 0 threads.
+template <typename A> __device__ __forceinline__ void meet_row_lanes(A &aw, A &ab) {
+  __shared__ A sw[8][33], sb[8][33];
+  const int lane = threadIdx.x & 31, rl = threadIdx.x >> 5;
+  sw[rl][lane] = aw;
+  sb[rl][lane] = ab;
+  __syncthreads();
+  if (rl == 0) {
+    aw = ab = A(0);
+    for (int i = 0; i < 8; ++i) {
+      aw += sw[i][lane];
+      ab += sb[i][lane];
+    }
+  }
+}
+
 template <typename T>
 __device__ void norm_columns_partial(int64 rows, int64 cols, int64 chunk_rows, typename Acc<T>::type *part_w,
                                      typename Acc<T>::type *part_b, const T *in, const T *dy,
                                      const typename Acc<T>::type *stats) {
   typedef typename Acc<T>::type A;
-  __shared__ A sw[8][33], sb[8][33];
   const int64 tiles = (cols + 31) / 32;
   const int64 tile = blockIdx.x % tiles, chunk = blockIdx.x / tiles;
   const int lane = threadIdx.x & 31, rl = threadIdx.x >> 5;
@@ -262,17 +279,10 @@ __device__ void norm_columns_partial(int64 rows, int64 cols, int64 chunk_rows, t
       if (part_w) aw += gk * ((A(load(in[r * cols + k])) - stats[2 * r]) * stats[2 * r + 1]);
       ab += gk;
     }
-  sw[rl][lane] = aw;
-  sb[rl][lane] = ab;
-  __syncthreads();
+  meet_row_lanes(aw, ab);
   if (rl == 0 && k < cols) {
-    A tw = A(0), tb = A(0);
-    for (int i = 0; i < 8; ++i) {
-      tw += sw[i][lane];
-      tb += sb[i][lane];
-    }
-    if (part_w) part_w[chunk * cols + k] = tw;
-    if (part_b) part_b[chunk * cols + k] = tb;
+    if (part_w) part_w[chunk * cols + k] = aw;
+    if (part_b) part_b[chunk * cols + k] = ab;
   }
 }
 
@@ -298,7 +308,6 @@ template <typename T>
 __device__ void norm_columns_reduce(int64 cols, int64 parts, T *grad_w, T *grad_b,
                                     const typename Acc<T>::type *part_w, const typename Acc<T>::type *part_b) {
   typedef typename Acc<T>::type A;
-  __shared__ A sw[8][33], sb[8][33];
   const int lane = threadIdx.x & 31, rl = threadIdx.x >> 5;
   const int64 k = int64(blockIdx.x) * 32 + lane;
   A aw = A(0), ab = A(0);
@@ -309,17 +318,10 @@ __device__ void norm_columns_reduce(int64 cols, int64 parts, T *grad_w, T *grad_
       if (part_b) ab += part_b[p * cols + k];
     }
   }
-  sw[rl][lane] = aw;
-  sb[rl][lane] = ab;
-  __syncthreads();
+  meet_row_lanes(aw, ab);
   if (rl == 0 && k < cols) {
-    A tw = A(0), tb = A(0);
-    for (int i = 0; i < 8; ++i) {
-      tw += sw[i][lane];
-      tb += sb[i][lane];
-    }
-    if (grad_w) grad_w[k] = store<T>(tw);
-    if (grad_b) grad_b[k] = store<T>(tb);
+    if (grad_w) grad_w[k] = store<T>(aw);
+    if (grad_b) grad_b[k] = store<T>(ab);
   }
 }
 

@@ -117,6 +117,20 @@ template <typename S> __device__ __forceinline__ S status_value(unsigned long lo
   return *reinterpret_cast<const S *>(&bits);
 }
 
+// One window of the look-back, shared by both status layouts: lane i holds the flag f and value v of the i-th
+// nearest predecessor still to visit. The values up to the nearest lane whose flag ends the walk (2: an
+// inclusive prefix; 3: before the row) are combined, older ones first, into lane 0's `prefix`; true when the
+// walk is over.
+template <typename Op, typename S> __device__ __forceinline__ bool fold_window(const Op &op, int f, S v, S &prefix) {
+  const int lane = threadIdx.x & 31;
+  const unsigned stop = __ballot_sync(0xffffffffu, f >= 2);
+  const int last = stop ? __ffs(stop) - 1 : 31;  // the nearest lane that ends the walk
+  if (lane > last) v = op.ident();
+  for (int off = 16; off > 0; off >>= 1) v = op.combine(v, shfl_state(v, off, false));
+  if (lane == 0) prefix = op.combine(v, prefix);
+  return stop != 0;
+}
+
 // The look-back of Note [Decoupled look-back] on packed status words (Note [Packed status words]).
 template <typename Op, typename S>
 __device__ S look_back_packed(const Op &op, int64 t, int64 c, S total, volatile unsigned long long *words) {
@@ -140,12 +154,7 @@ __device__ S look_back_packed(const Op &op, int64 t, int64 c, S total, volatile 
       f = int(w >> 32);
       v = status_value<S>(w);
     }
-    const unsigned stop = __ballot_sync(0xffffffffu, f >= 2);
-    const int last = stop ? __ffs(stop) - 1 : 31;  // the nearest lane that ends the walk
-    if (lane > last) v = op.ident();
-    for (int off = 16; off > 0; off >>= 1) v = op.combine(v, shfl_state(v, off, false));
-    if (lane == 0) prefix = op.combine(v, prefix);
-    if (stop) break;
+    if (fold_window(op, f, v, prefix)) break;
   }
   if (lane == 0) words[t] = pack_status(2, op.combine(prefix, total));
   return prefix;
@@ -181,12 +190,7 @@ __device__ S look_back(const Op &op, int64 t, int64 c, S total, volatile int *fl
     }
     __threadfence();
     S v = f == 1 ? load_volatile(agg + p) : f == 2 ? load_volatile(incl + p) : op.ident();
-    const unsigned stop = __ballot_sync(0xffffffffu, f >= 2);
-    const int last = stop ? __ffs(stop) - 1 : 31;  // the nearest lane that ends the walk
-    if (lane > last) v = op.ident();
-    for (int off = 16; off > 0; off >>= 1) v = op.combine(v, shfl_state(v, off, false));
-    if (lane == 0) prefix = op.combine(v, prefix);
-    if (stop) break;
+    if (fold_window(op, f, v, prefix)) break;
   }
   if (lane == 0) {
     incl[t] = op.combine(prefix, total);
