@@ -50,6 +50,11 @@ enum DeviceAttr : int {
   kPciBusId = 33, kPciDeviceId = 34,
 };
 
+// cuFuncSetAttribute codes (CUfunction_attribute): a kernel may use more than 48 KiB of dynamic shared memory
+// only after it says so.
+constexpr int kFuncMaxDynamicSharedBytes = 8;
+constexpr unsigned kDefaultSharedBytes = 48 * 1024;
+
 // X(name, versioned symbol for dlsym, return type, parameter list)
 #define TP_CUDA_DRIVER_FUNCTIONS(X)                                                                           \
   X(cuInit, "cuInit", CUresult, (unsigned flags))                                                             \
@@ -92,6 +97,7 @@ enum DeviceAttr : int {
   X(cuLaunchKernel, "cuLaunchKernel", CUresult,                                                               \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,              \
      unsigned shmem, CUstream s, void **params, void **extra))                                                \
+  X(cuFuncSetAttribute, "cuFuncSetAttribute", CUresult, (CUfunction f, int attr, int value))                  \
   X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", CUresult, (CUstream s, int mode))                        \
   X(cuStreamEndCapture, "cuStreamEndCapture", CUresult, (CUstream s, CUgraph * graph))                        \
   X(cuStreamIsCapturing, "cuStreamIsCapturing", CUresult, (CUstream s, int *status))                          \

@@ -28,9 +28,13 @@ struct LaunchConfig {
 LaunchConfig elementwise_config(int device, int64_t n, int per_thread = 1, unsigned block = 256);
 
 // Launch on `stream`. Arguments are passed by value; their C++ types must match the kernel's parameters.
+// A launch asking for more than 48 KiB of dynamic shared memory first raises the kernel's limit (the call is
+// cheap, and the limit is the function's, so asking every time keeps no state).
 template <typename... Args>
 void launch(CUfunction f, const LaunchConfig &c, Stream stream, Args... args) {
   void *params[] = {static_cast<void *>(&args)..., nullptr};
+  if (c.shared_bytes > kDefaultSharedBytes)
+    TP_CU(cuFuncSetAttribute, f, kFuncMaxDynamicSharedBytes, int(c.shared_bytes));
   TP_CU(cuLaunchKernel, f, c.grid, 1, 1, c.block, 1, 1, c.shared_bytes, stream.handle, params, nullptr);
 }
 

@@ -84,8 +84,11 @@ static std::tuple<Tensor, Tensor, Tensor> scaled_dot_product_attention_backward(
   const int D = width <= 16 ? 16 : width <= 32 ? 32 : width <= 64 ? 64 : width <= 128 ? 128 : 0;
   if (half && D > 0 && properties(dev).major >= 8) {  // tensor cores (Note [Flash backward on tensor cores])
     const std::string suffix = "_mma_d" + std::to_string(D) + "_" + scalar_type_name(dt);
+    // attn_bwd_dkdv_mma's dynamic shared memory: 64-row K and V tiles and two stages of 16-row Q and dO tiles,
+    // rows of D + 8 16-bit values
+    const unsigned smem = unsigned((2 * 64 + 2 * 2 * 16) * (D + 8) * 2);
     launch(kernel(dev, "attention_backward.cu", "attn_bwd_dkdv" + suffix),
-           LaunchConfig{grid_of(nb * ((S + 63) / 64)), 128, 0}, stream, L, S, E, Ev, scale, int(causal),
+           LaunchConfig{grid_of(nb * ((S + 63) / 64)), 128, smem}, stream, L, S, E, Ev, scale, int(causal),
            int(p.vec), q.data_ptr(), k.data_ptr(), v.data_ptr(), g.data_ptr(), lse.data_ptr(), delta.data_ptr(),
            dk.data_ptr(), dv.data_ptr());
     launch(kernel(dev, "attention_backward.cu", "attn_bwd_dq" + suffix),

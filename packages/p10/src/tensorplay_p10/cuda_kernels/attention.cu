@@ -81,7 +81,7 @@ template <typename T> __device__ void attn_fwd_rows(const AttnParams &p) {
 //   columns shift each row by 16 bytes, so the 8 lanes g reading one column of 8 rows hit different banks).
 //   Q is staged through the same shared memory once and then held in registers as A fragments (Note [mma
 //   fragments]). Per key tile, each warp:
-//     S = Q K^T            (BN/8 accumulator tiles; B fragments are two adjacent values of one K row),
+//     S = Q K^T            (BN/8 accumulator tiles; B fragments by ldmatrix without .trans, ldsm_b),
 //     scale, causal cut, attn_mask, keys past S -> -inf,
 //     online softmax per row (the 4 lanes t of a quad hold one row's columns: max over the quad by xor
 //     shuffles 1 and 2; running max m and a per-lane partial sum l, the quad sum is taken once at the end),
@@ -92,6 +92,12 @@ template <typename T> __device__ void attn_fwd_rows(const AttnParams &p) {
 //   Causal: a query tile visits only keys < i0 + 64, and the grid gives the longest (last) query tiles the
 //   lowest block indices, so they start first. 64 rows per block (not FlashAttention-2's 128) keep the
 //   registers of a 128-wide head at 2 blocks per SM, so one block's tile loads overlap the other's products.
+//
+// Note [Flash forward pipeline]
+//   The K and V tiles arrive by cp.async while the warps compute, with one buffer each (FlashAttention-2's
+//   order): V of tile j is requested before S = Q K_j^T, K of tile j + 1 before O += P V_j, and each product
+//   waits only for its own operand. The __syncthreads after a wait does double duty: everyone's copies are
+//   visible, and every warp has finished reading the buffer that the next request overwrites.
 constexpr float kLog2e = 1.4426950408889634f, kLn2 = 0.6931471805599453f;
 
 template <typename T, int D> __device__ void attn_fwd_mma(const AttnParams &p) {
@@ -121,7 +127,7 @@ template <typename T, int D> __device__ void attn_fwd_mma(const AttnParams &p) {
   }
   __syncthreads();
 
-  const float sc = float(p.scale);
+  const float sc = float(p.scale), sc2 = sc * kLog2e;
   const int64 row[2] = {i0 + warp * 16 + g, i0 + warp * 16 + g + 8};
   float o[ND][4];
 #pragma unroll
@@ -130,20 +136,35 @@ template <typename T, int D> __device__ void attn_fwd_mma(const AttnParams &p) {
   bool nan[2] = {false, false};
   const int64 kend = p.causal ? min(p.S, i0 + BM) : p.S;
 
+  // Note [Flash forward pipeline]: K of the first tile is in flight before the loop
+  load_tile<D, true>(sK, LD, BN, k, p.k_rs, 0, p.S, p.E, p.vec);
+  cp_async_commit();
   for (int64 j0 = 0; j0 < kend; j0 += BN) {
-    load_tile<D>(sK, LD, BN, k, p.k_rs, j0, p.S, p.E, p.vec);
-    load_tile<D>(sV, LD, BN, v, p.v_rs, j0, p.S, p.Ev, p.vec);
-    __syncthreads();
+    load_tile<D, true>(sV, LD, BN, v, p.v_rs, j0, p.S, p.Ev, p.vec);
+    cp_async_commit();
+    cp_async_wait<1>();  // this thread's K copies have landed (V's may still be in flight) ...
+    __syncthreads();     // ... and everyone's
     float s[NT][4];
 #pragma unroll
     for (int n = 0; n < NT; ++n) {
       s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-      const unsigned short *kr = sK + (n * 8 + g) * LD + 2 * t4;
+      const unsigned short *kr = sK + n * 8 * LD;
 #pragma unroll
-      for (int kk = 0; kk < KD; ++kk)
-        Mma<T>::run(s[n], qa[kk], *(const unsigned *)(kr + kk * 16), *(const unsigned *)(kr + kk * 16 + 8));
+      for (int kk = 0; kk + 1 < KD; kk += 2) {
+        unsigned kb[4];
+        ldsm_b(kb, kr + kk * 16, LD);
+        Mma<T>::run(s[n], qa[kk], kb[0], kb[1]);
+        Mma<T>::run(s[n], qa[kk + 1], kb[2], kb[3]);
+      }
+      if (KD % 2) {  // D = 16: one k step, two plain loads
+        const unsigned short *kg = kr + g * LD + (KD - 1) * 16 + 2 * t4;
+        Mma<T>::run(s[n], qa[KD - 1], *(const unsigned *)kg, *(const unsigned *)(kg + 8));
+      }
     }
-    // scale (base 2), masks, and the online softmax of the two rows this lane holds
+    // scale (base 2), masks, and the online softmax of the two rows this lane holds. A tile that needs no
+    // mask (every key exists, none is past a causal diagonal of this warp's rows, no attn_mask) skips the
+    // per-element tests.
+    const bool plain = j0 + BN <= p.S && p.mask_kind == kMaskNone && (!p.causal || j0 + BN - 1 <= i0 + warp * 16);
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       float mx = -a_inf<float>();
@@ -151,11 +172,16 @@ template <typename T, int D> __device__ void attn_fwd_mma(const AttnParams &p) {
       for (int n = 0; n < NT; ++n)
 #pragma unroll
         for (int c = 0; c < 2; ++c) {
-          const int64 j = j0 + n * 8 + 2 * t4 + c;
-          float x = s[n][2 * h + c] * sc;
-          if (j >= p.S || (p.causal && j > row[h])) x = -a_inf<float>();
-          else if (p.mask_kind != kMaskNone && row[h] < p.L) x = apply_mask(p, off.m, row[h], j, x);
-          x *= kLog2e;
+          float x;
+          if (plain) {
+            x = s[n][2 * h + c] * sc2;
+          } else {
+            const int64 j = j0 + n * 8 + 2 * t4 + c;
+            x = s[n][2 * h + c] * sc;
+            if (j >= p.S || (p.causal && j > row[h])) x = -a_inf<float>();
+            else if (p.mask_kind != kMaskNone && row[h] < p.L) x = apply_mask(p, off.m, row[h], j, x);
+            x *= kLog2e;
+          }
           s[n][2 * h + c] = x;
           mx = max_skip_nan(mx, x);
         }
@@ -183,6 +209,10 @@ template <typename T, int D> __device__ void attn_fwd_mma(const AttnParams &p) {
 #pragma unroll
       for (int n = 0; n < ND; ++n) o[n][2 * h] *= alpha, o[n][2 * h + 1] *= alpha;
     }
+    cp_async_wait<0>();  // V has landed, and every warp is done with K: the next K may overwrite it
+    __syncthreads();
+    if (j0 + BN < kend) load_tile<D, true>(sK, LD, BN, k, p.k_rs, j0 + BN, p.S, p.E, p.vec);
+    cp_async_commit();  // (an empty group on the last tile keeps the wait counts above uniform)
     // O += P V: the accumulator pair (2 kt, 2 kt + 1) is the A fragment of key rows 16 kt .. 16 kt + 15
 #pragma unroll
     for (int kt = 0; kt < BN / 16; ++kt) {
@@ -199,8 +229,10 @@ template <typename T, int D> __device__ void attn_fwd_mma(const AttnParams &p) {
         Mma<T>::run(o[n + 1], pa, vb[2], vb[3]);
       }
     }
-    __syncthreads();  // every warp is done with this tile before the next one overwrites it
+    __syncthreads();  // every warp is done with this V tile before the next one overwrites it
   }
+
+  cp_async_wait<0>();  // nothing may be in flight when the block exits (a loop that never ran)
 
   // finish: the quad's partial sums, then O / l; rows with no finite score give zeros, NaN rows NaN
 #pragma unroll

@@ -135,14 +135,16 @@ __device__ void attn_bwd_dq(int64 L, int64 S, int64 E, int64 Ev, double scale_d,
 //   float16/bfloat16 with head dims up to 128 (D = 16/32/64/128, padding columns zero), the fragments of Note
 //   [mma fragments] in attention_common.cuh. Two kernels, no atomics:
 //   attn_bwd_dkdv_mma: a block of 4 warps owns 64 key rows (16 per warp) with their K and V tiles in shared
-//     memory, and streams the queries in tiles of 16 (Q, dO, lse, delta). Per tile each warp computes the
+//     memory, and streams the queries in tiles of 16 (Q, dO, lse, delta), two stages by cp.async (Note [Flash
+//     dK dV pipeline]; 52 KiB of dynamic shared memory at D = 128). Per tile each warp computes the
 //     transposed products, so that keys are the rows everywhere:
 //       S^T = K Q^T,  dP^T = V dO^T  (B fragments: two adjacent values of one Q / dO row),
 //       P^T = 2^(scale log2(e) S^T - log2(e) lse),  dS^T = P^T (dP^T - delta)  (per query = per column),
 //       dV += P^T dO,  dK += dS^T Q  (P^T, dS^T re-packed as A fragments; dO's and Q's B fragments by
 //       ldmatrix .trans, ldsm_b_trans). Causal: the query tiles before the block's first key are skipped.
 //   attn_bwd_dq_mma: a block owns 64 query rows (Q and dO held as A fragments), streams K and V in tiles of
-//     32: S = Q K^T, dP = dO V^T, P, dS as above (per row), dQ += dS K. Causal as the forward.
+//     32, two stages by cp.async (Note [Flash dQ pipeline]): S = Q K^T, dP = dO V^T (B fragments by ldmatrix,
+//     ldsm_b), P, dS as above (per row), dQ += dS K. Causal as the forward.
 constexpr float kLog2eB = 1.4426950408889634f;
 
 template <typename T, int D>
@@ -150,20 +152,35 @@ __device__ void attn_bwd_dkdv_mma(int64 L, int64 S, int64 E, int64 Ev, double sc
                                   const T *q_, const T *k_, const T *v_, const T *g_, const void *lse_v,
                                   const void *delta_v, T *dk_, T *dv_) {
   constexpr int BK = 64, BQ = 16, LD = D + 8, KD = D / 16, ND = D / 8;
-  // each array 16-byte aligned: 16-byte vector stores (load_tile) and ldmatrix rows
-  __shared__ __align__(16) unsigned short sK[BK * LD];
-  __shared__ __align__(16) unsigned short sV[BK * LD];
-  __shared__ __align__(16) unsigned short sQ[BQ * LD];
-  __shared__ __align__(16) unsigned short sG[BQ * LD];
-  __shared__ float sL[BQ], sD[BQ];
+  // dynamic shared memory (attn_bwd_dkdv_smem_bytes on the host): K and V tiles, then two stages of (Q, dO)
+  // tiles; every array 16-byte aligned for cp.async and ldmatrix rows
+  extern __shared__ __align__(16) unsigned short dyn[];
+  unsigned short *sK = dyn, *sV = sK + BK * LD, *stages = sV + BK * LD;
+  __shared__ float sLs[2][BQ], sDs[2][BQ];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const int64 nkb = (S + BK - 1) / BK;
   const int64 b = blockIdx.x / nkb, j0 = (blockIdx.x % nkb) * BK;
   const unsigned short *q = (const unsigned short *)q_ + b * L * E, *k = (const unsigned short *)k_ + b * S * E,
                        *v = (const unsigned short *)v_ + b * S * Ev, *go = (const unsigned short *)g_ + b * L * Ev;
   const float *lse = (const float *)lse_v + b * L, *delta = (const float *)delta_v + b * L;
-  load_tile<D>(sK, LD, BK, k, E, j0, S, E, vec);
-  load_tile<D>(sV, LD, BK, v, Ev, j0, S, Ev, vec);
+  // Note [Flash dK dV pipeline]: the (Q, dO, lse, delta) tile of queries i0 + BQ loads into the other stage
+  // while tile i0 is used. The __syncthreads at the top of an iteration publishes tile i0 and retires the
+  // stage that the next request overwrites (every warp has finished the previous iteration).
+  auto request = [&](int64 i0, int st) {
+    unsigned short *sQ = stages + st * 2 * BQ * LD;
+    load_tile<D, true>(sQ, LD, BQ, q, E, i0, L, E, vec);
+    load_tile<D, true>(sQ + BQ * LD, LD, BQ, go, Ev, i0, L, Ev, vec);
+    if (threadIdx.x < BQ) {  // rows past L: lse = +inf makes their P 0
+      const int64 i = i0 + threadIdx.x;
+      sLs[st][threadIdx.x] = i < L ? lse[i] * kLog2eB : a_inf<float>();
+      sDs[st][threadIdx.x] = i < L ? delta[i] : 0.f;
+    }
+  };
+  const int64 ibeg = causal ? (j0 / BQ) * BQ : 0;
+  load_tile<D, true>(sK, LD, BK, k, E, j0, S, E, vec);
+  load_tile<D, true>(sV, LD, BK, v, Ev, j0, S, Ev, vec);
+  if (ibeg < L) request(ibeg, 0);
+  cp_async_commit();
   float dk[ND][4], dv[ND][4];
 #pragma unroll
   for (int n = 0; n < ND; ++n)
@@ -172,29 +189,28 @@ __device__ void attn_bwd_dkdv_mma(int64 L, int64 S, int64 E, int64 Ev, double sc
   const float sl2 = float(scale_d) * kLog2eB;
   const unsigned short *kw = sK + (warp * 16 + g) * LD + 2 * t4, *vw = sV + (warp * 16 + g) * LD + 2 * t4;
   const int64 jrow[2] = {j0 + warp * 16 + g, j0 + warp * 16 + g + 8};
-  for (int64 i0 = causal ? (j0 / BQ) * BQ : 0; i0 < L; i0 += BQ) {
-    __syncthreads();  // the previous tile's readers are done (the first time: nothing to wait for)
-    load_tile<D>(sQ, LD, BQ, q, E, i0, L, E, vec);
-    load_tile<D>(sG, LD, BQ, go, Ev, i0, L, Ev, vec);
-    if (threadIdx.x < BQ) {  // rows past L: lse = +inf makes their P 0
-      const int64 i = i0 + threadIdx.x;
-      sL[threadIdx.x] = i < L ? lse[i] * kLog2eB : a_inf<float>();
-      sD[threadIdx.x] = i < L ? delta[i] : 0.f;
-    }
+  for (int64 i0 = ibeg, stage = 0; i0 < L; i0 += BQ, stage ^= 1) {
+    cp_async_wait<0>();
     __syncthreads();
+    if (i0 + BQ < L) request(i0 + BQ, stage ^ 1);
+    cp_async_commit();
+    const unsigned short *sQ = stages + stage * 2 * BQ * LD, *sG = sQ + BQ * LD;
+    const float *sL = sLs[stage], *sD = sDs[stage];
     float st[2][4], dpt[2][4];
 #pragma unroll
-    for (int n = 0; n < 2; ++n) {
-      st[n][0] = st[n][1] = st[n][2] = st[n][3] = 0.f;
-      dpt[n][0] = dpt[n][1] = dpt[n][2] = dpt[n][3] = 0.f;
-      const unsigned short *qr = sQ + (n * 8 + g) * LD + 2 * t4, *gr = sG + (n * 8 + g) * LD + 2 * t4;
+    for (int n = 0; n < 2; ++n)
 #pragma unroll
-      for (int kk = 0; kk < KD; ++kk) {
-        const unsigned ak[4] = {*(const unsigned *)(kw + kk * 16), *(const unsigned *)(kw + 8 * LD + kk * 16),
-                                *(const unsigned *)(kw + kk * 16 + 8), *(const unsigned *)(kw + 8 * LD + kk * 16 + 8)};
+      for (int c = 0; c < 4; ++c) st[n][c] = dpt[n][c] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) {  // the K and V A fragments once per k step, for both query sub-tiles
+      const unsigned ak[4] = {*(const unsigned *)(kw + kk * 16), *(const unsigned *)(kw + 8 * LD + kk * 16),
+                              *(const unsigned *)(kw + kk * 16 + 8), *(const unsigned *)(kw + 8 * LD + kk * 16 + 8)};
+      const unsigned av[4] = {*(const unsigned *)(vw + kk * 16), *(const unsigned *)(vw + 8 * LD + kk * 16),
+                              *(const unsigned *)(vw + kk * 16 + 8), *(const unsigned *)(vw + 8 * LD + kk * 16 + 8)};
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+        const unsigned short *qr = sQ + (n * 8 + g) * LD + 2 * t4, *gr = sG + (n * 8 + g) * LD + 2 * t4;
         Mma<T>::run(st[n], ak, *(const unsigned *)(qr + kk * 16), *(const unsigned *)(qr + kk * 16 + 8));
-        const unsigned av[4] = {*(const unsigned *)(vw + kk * 16), *(const unsigned *)(vw + 8 * LD + kk * 16),
-                                *(const unsigned *)(vw + kk * 16 + 8), *(const unsigned *)(vw + 8 * LD + kk * 16 + 8)};
         Mma<T>::run(dpt[n], av, *(const unsigned *)(gr + kk * 16), *(const unsigned *)(gr + kk * 16 + 8));
       }
     }
@@ -224,6 +240,7 @@ __device__ void attn_bwd_dkdv_mma(int64 L, int64 S, int64 E, int64 Ev, double sc
       Mma<T>::run(dk[n + 1], da, qb[2], qb[3]);
     }
   }
+  cp_async_wait<0>();  // (a block whose loop never ran still has K and V in flight)
   const float scale = float(scale_d);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -245,15 +262,15 @@ __device__ void attn_bwd_dq_mma(int64 L, int64 S, int64 E, int64 Ev, double scal
                                 const T *q_, const T *k_, const T *v_, const T *g_, const void *lse_v,
                                 const void *delta_v, T *dq_) {
   constexpr int BM = 64, BN = 32, LD = D + 8, NT = BN / 8, KD = D / 16, ND = D / 8;
-  __shared__ __align__(16) unsigned short smem[2 * BN * LD];  // K tile, V tile (Q and dO staged here first)
-  unsigned short *sK = smem, *sV = smem + BN * LD;
+  // two stages of (K tile, V tile); Q and dO are staged in the first BM rows first
+  __shared__ __align__(16) unsigned short smem[4 * BN * LD];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
   const int64 nqb = (L + BM - 1) / BM;
   const int64 b = blockIdx.x / nqb, i0 = (nqb - 1 - blockIdx.x % nqb) * BM;
   const unsigned short *q = (const unsigned short *)q_ + b * L * E, *k = (const unsigned short *)k_ + b * S * E,
                        *v = (const unsigned short *)v_ + b * S * Ev, *go = (const unsigned short *)g_ + b * L * Ev;
   const float *lse = (const float *)lse_v + b * L, *delta = (const float *)delta_v + b * L;
-  // Q, then dO, through shared memory into A fragments (BM rows fit in the 2 * BN rows)
+  // Q, then dO, through shared memory into A fragments (BM rows fit in the 4 * BN rows of the two stages)
   unsigned qa[KD][4], ga[KD][4];
   const unsigned short *r0 = smem + (warp * 16 + g) * LD + 2 * t4, *r8 = r0 + 8 * LD;
   load_tile<D>(smem, LD, BM, q, E, i0, L, E, vec);
@@ -283,21 +300,43 @@ __device__ void attn_bwd_dq_mma(int64 L, int64 S, int64 E, int64 Ev, double scal
   for (int n = 0; n < ND; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
   const float sl2 = float(scale_d) * kLog2eB;
   const int64 kend = causal ? min(S, i0 + BM) : S;
-  for (int64 j0 = 0; j0 < kend; j0 += BN) {
-    __syncthreads();  // every warp is done with the previous tile (the first time: with the dO staging)
-    load_tile<D>(sK, LD, BN, k, E, j0, S, E, vec);
-    load_tile<D>(sV, LD, BN, v, Ev, j0, S, Ev, vec);
+  // Note [Flash dQ pipeline]: tile j + 1's K and V load into the other stage while tile j is used; the
+  // __syncthreads at the top of an iteration both publishes the tile and retires the stage the next request
+  // overwrites (every warp finished the previous iteration).
+  __syncthreads();  // every warp has its dO fragments: the staging rows may be overwritten
+  load_tile<D, true>(smem, LD, BN, k, E, 0, S, E, vec);
+  load_tile<D, true>(smem + BN * LD, LD, BN, v, Ev, 0, S, Ev, vec);
+  cp_async_commit();
+  for (int64 j0 = 0, st = 0; j0 < kend; j0 += BN, st ^= 1) {
+    const unsigned short *sK = smem + st * 2 * BN * LD, *sV = sK + BN * LD;
+    cp_async_wait<0>();
     __syncthreads();
+    if (j0 + BN < kend) {
+      unsigned short *nK = smem + (st ^ 1) * 2 * BN * LD;
+      load_tile<D, true>(nK, LD, BN, k, E, j0 + BN, S, E, vec);
+      load_tile<D, true>(nK + BN * LD, LD, BN, v, Ev, j0 + BN, S, Ev, vec);
+    }
+    cp_async_commit();
     float s[NT][4], dp[NT][4];
 #pragma unroll
     for (int n = 0; n < NT; ++n) {
       s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
       dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
-      const unsigned short *kr = sK + (n * 8 + g) * LD + 2 * t4, *vr = sV + (n * 8 + g) * LD + 2 * t4;
+      const unsigned short *kr = sK + n * 8 * LD, *vr = sV + n * 8 * LD;
 #pragma unroll
-      for (int kk = 0; kk < KD; ++kk) {
-        Mma<T>::run(s[n], qa[kk], *(const unsigned *)(kr + kk * 16), *(const unsigned *)(kr + kk * 16 + 8));
-        Mma<T>::run(dp[n], ga[kk], *(const unsigned *)(vr + kk * 16), *(const unsigned *)(vr + kk * 16 + 8));
+      for (int kk = 0; kk + 1 < KD; kk += 2) {
+        unsigned kb[4], vb[4];
+        ldsm_b(kb, kr + kk * 16, LD);
+        ldsm_b(vb, vr + kk * 16, LD);
+        Mma<T>::run(s[n], qa[kk], kb[0], kb[1]);
+        Mma<T>::run(dp[n], ga[kk], vb[0], vb[1]);
+        Mma<T>::run(s[n], qa[kk + 1], kb[2], kb[3]);
+        Mma<T>::run(dp[n], ga[kk + 1], vb[2], vb[3]);
+      }
+      if (KD % 2) {  // D = 16: one k step, plain loads
+        const unsigned short *kg = kr + g * LD + (KD - 1) * 16 + 2 * t4, *vg = vr + g * LD + (KD - 1) * 16 + 2 * t4;
+        Mma<T>::run(s[n], qa[KD - 1], *(const unsigned *)kg, *(const unsigned *)(kg + 8));
+        Mma<T>::run(dp[n], ga[KD - 1], *(const unsigned *)vg, *(const unsigned *)(vg + 8));
       }
     }
 #pragma unroll
@@ -324,6 +363,7 @@ __device__ void attn_bwd_dq_mma(int64 L, int64 S, int64 E, int64 Ev, double scal
       }
     }
   }
+  cp_async_wait<0>();
   const float scale = float(scale_d);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {

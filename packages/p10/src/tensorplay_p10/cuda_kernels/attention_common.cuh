@@ -124,22 +124,51 @@ template <> struct Mma<bfloat16> {
 // / 8-15; each row 16 contiguous bytes, 16-byte aligned), and .trans hands lane (g, t) rows 2t and 2t + 1 of
 // column g of each, which is b0 (matrix 0 / 2) and b1 (matrix 1 / 3). It replaces four 16-bit loads and two
 // packs per fragment.
+__device__ __forceinline__ unsigned smem_u32(const void *p) {
+  unsigned addr;
+  asm("{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }" : "=r"(addr) : "l"(p));
+  return addr;
+}
 __device__ __forceinline__ void ldsm_b_trans(unsigned b[4], const unsigned short *blk, int ld) {
   const int lane = threadIdx.x & 31;
   const unsigned short *row = blk + (lane & 15) * ld + (lane >> 4) * 8;
-  unsigned addr;
-  asm("{ .reg .u64 s; cvta.to.shared.u64 s, %1; cvt.u32.u64 %0, s; }" : "=r"(addr) : "l"(row));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
                : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
-               : "r"(addr)
+               : "r"(smem_u32(row))
                : "memory");
+}
+
+// The B fragments of a product whose B is the transpose of a row-major 16-bit matrix in shared memory (K in
+// Q K^T: B(k, n) = K(n, k)): 8 rows (the n) from `blk`, columns 0..31 (two k steps of 16). Without .trans,
+// ldmatrix hands lane (g, t) values 2t, 2t + 1 of row g of each 8 x 8 matrix, which is b0 of Note [mma
+// fragments] for matrices at columns 0 and 16 and b1 for those at 8 and 24: b[0], b[1] for k 0..15, b[2], b[3]
+// for k 16..31. Lanes 8i..8i+7 address the rows of matrix i (columns 8i..8i+7).
+__device__ __forceinline__ void ldsm_b(unsigned b[4], const unsigned short *blk, int ld) {
+  const int lane = threadIdx.x & 31;
+  const unsigned short *row = blk + (lane & 7) * ld + (lane >> 3) * 8;
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(b[0]), "=r"(b[1]), "=r"(b[2]), "=r"(b[3])
+               : "r"(smem_u32(row))
+               : "memory");
+}
+
+// ---- cp.async (sm_80): global -> shared copies that bypass registers, so a tile loads while the warps compute.
+// A thread's copies since its last commit form one group; wait<N> blocks until at most N of its groups are still
+// in flight. Other threads' copies become visible only after the waits and a __syncthreads.
+__device__ __forceinline__ void cp_async16(void *dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
 // Copy rows [r0, r0 + n) x cols [0, D) of a 16-bit matrix (row stride rs, `cols` valid columns, `rows` valid
 // rows in all) into shared memory dst[n][ld], zero-filling past the valid rows and columns (zeros add nothing
 // to a dot product, and a zero V row times a zero probability stays 0, where garbage could be NaN). 16-byte
 // vectors when `vec` (cols % 8 == 0, rs % 8 == 0, 16-byte aligned rows: the host checks), elements otherwise.
-template <int D>
+// Async: the vectors go by cp.async (the caller commits and waits); zero fills and elements are plain stores.
+template <int D, bool Async = false>
 __device__ __forceinline__ void load_tile(unsigned short *dst, int ld, int n, const unsigned short *src, int64 rs,
                                           int64 r0, int64 rows, int64 cols, int vec) {
   const int chunks = D / 8;
@@ -148,7 +177,8 @@ __device__ __forceinline__ void load_tile(unsigned short *dst, int ld, int n, co
     unsigned short *d = dst + r * ld + e0;
     const int64 row = r0 + r;
     if (vec && row < rows && e0 + 8 <= cols) {
-      *(uint4 *)d = *(const uint4 *)(src + row * rs + e0);
+      if (Async) cp_async16(d, src + row * rs + e0);
+      else *(uint4 *)d = *(const uint4 *)(src + row * rs + e0);
     } else {
 #pragma unroll
       for (int u = 0; u < 8; ++u) d[u] = (row < rows && e0 + u < cols) ? src[row * rs + e0 + u] : 0;
