@@ -183,6 +183,32 @@ ERRORS = textwrap.dedent(
 )
 
 
+# Empty matrices and batches need no factorisation, so no cuSOLVER either: they work where it is missing, and
+# the first real factorisation then says what to install.
+EMPTY = textwrap.dedent(
+    """
+    import tensorplay_p10 as tp
+    tp._C._cuda._set_module_provider(lambda module, major, minor: b"stand-in image")
+    L = tp.linalg
+    z, e = tp.zeros(2, 0, 0).to("cuda"), tp.zeros(0, 3, 3).to("cuda")
+    for x in (z, e):
+        L.det(x), L.slogdet(x), tp.logdet(x), L.inv(x), L.inv_ex(x), L.cholesky(x), L.cholesky_ex(x)
+        tp.cholesky_inverse(x), L.eigh(x), L.eigvalsh(x), L.svd(x), L.svdvals(x), L.qr(x, "complete")
+        L.solve(x, tp.zeros(x.shape[0], x.shape[1], 2).to("cuda"))
+    tall, wide = tp.zeros(3, 0).to("cuda"), tp.zeros(0, 3).to("cuda")
+    for x in (tall, wide):
+        L.qr(x, "complete"), L.svd(x), L.lstsq(x, tp.zeros(x.shape[0], 2).to("cuda"), driver="gels")
+    try:
+        L.det(tp.eye(2).to("cuda"))
+        raise AssertionError("no error without cuSOLVER")
+    except RuntimeError as err:
+        assert "cuSOLVER could not be loaded from '/nonexistent/" in str(err), err
+        assert "nvidia-cusolver" in str(err), err
+    print("ok")
+    """
+)
+
+
 @pytest.fixture(scope="module")
 def fake_solvers(tmp_path_factory, fake_driver) -> str:  # noqa: F811 - the imported fixture
     cc = next(c for c in ("cc", "gcc", "clang") if __import__("shutil").which(c))
@@ -218,4 +244,9 @@ def test_every_linalg_op_runs_its_host_path_with_valid_arguments(fake_driver, fa
 
 def test_factorisation_errors_raise_the_cpu_message(fake_driver, fake_solvers):  # noqa: F811
     r = _run(ERRORS, fake_driver, fake_solvers, TP_FAKE_LINALG_INFO="2")
+    assert r.returncode == 0 and r.stdout.rstrip().endswith("ok"), r.stdout[-3000:] + r.stderr[-3000:]
+
+
+def test_empty_inputs_need_no_cusolver(fake_driver, fake_solvers):  # noqa: F811
+    r = _run(EMPTY, fake_driver, fake_solvers, TP_CUSOLVER_LIBRARY="/nonexistent/libcusolver.so.12")
     assert r.returncode == 0 and r.stdout.rstrip().endswith("ok"), r.stdout[-3000:] + r.stderr[-3000:]

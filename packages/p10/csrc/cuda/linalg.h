@@ -70,11 +70,11 @@ template <typename T> constexpr ScalarType dtype_of() {
 template <typename T> Tensor workspace(const Solver &s, int64_t n) {
   return empty_tensor({std::max<int64_t>(n, 1)}, dtype_of<T>(), Device{DeviceType::CUDA, s.dev});
 }
-// `n` int32 zeros on the device (info arrays, pivots, flags).
-Tensor int_zeros(const Solver &s, const Shape &shape);
-// The first n int32 values of a contiguous CUDA tensor, on the host (waits for the stream: Note [Info on the
-// host]).
-std::vector<int> read_infos(const Solver &s, const Tensor &info, int64_t n);
+// int32 zeros of `shape` on device `dev` (info arrays, pivots, flags), zeroed on its current stream.
+Tensor int_zeros(int dev, const Shape &shape);
+// The first n int32 values of a contiguous CUDA tensor of device `dev`, on the host (waits for the current
+// stream: Note [Info on the host]).
+std::vector<int> read_infos(int dev, const Tensor &info, int64_t n);
 
 // cuSOLVER's 32-bit indexing: NotImplementedError naming the op past INT_MAX.
 int solver_int(const char *op, int64_t v);
@@ -163,22 +163,22 @@ TP_SOLVER_OVERLOADS(D, double)
 #undef TP_SOLVER_CALL
 }  // namespace solver
 
-// ---- linalg.cu ----------------------------------------------------------------------------------------------
+// ---- linalg.cu (launched on the current stream of `dev`, which is current) ----------------------------------
 // Zero one triangle of every rows x cols matrix of a contiguous column-major batch `a`: below the diagonal (i > j)
 // when `below`, above it (i < j) otherwise.
-void zero_triangle(const Solver &s, const Tensor &a, int64_t rows, int64_t cols, bool below);
+void zero_triangle(int dev, const Tensor &a, int64_t rows, int64_t cols, bool below);
 // Copy the triangle potri wrote (the upper one when `from_upper`) of every n x n column-major matrix of `a` onto
 // the other one.
-void mirror_triangle(const Solver &s, const Tensor &a, int64_t n, bool from_upper);
+void mirror_triangle(int dev, const Tensor &a, int64_t n, bool from_upper);
 // From every n x n LU factorisation of `lu` (pivots `piv`, n per matrix): det into `out` (kind 0); sign into
 // `out` and log|det| into `logabs` (kind 1); log(det) into `out` (kind 2). DetKind of the CPU's linalg_lu.cpp.
-void det_from_lu(const Solver &s, const Tensor &lu, const Tensor &piv, int64_t batch, int64_t n, const Tensor &out,
+void det_from_lu(int dev, const Tensor &lu, const Tensor &piv, int64_t batch, int64_t n, const Tensor &out,
                  const Tensor &logabs, int kind);
 // info[b] = 1 + the first i < k with a zero diagonal entry in matrix b (leading dimension ld, `stride` elements
 // apart), else 0: LAPACK trtrs's check of a triangular factor.
-void zero_diagonal_info(const Solver &s, const Tensor &a, int64_t batch, int64_t k, int64_t ld, int64_t stride,
+void zero_diagonal_info(int dev, const Tensor &a, int64_t batch, int64_t k, int64_t ld, int64_t stride,
                         const Tensor &info);
 // flag[e / per] = 1 for every NaN element e of the contiguous `a` (numel elements).
-void nan_flags(const Solver &s, const Tensor &a, int64_t per, const Tensor &flag);
+void nan_flags(int dev, const Tensor &a, int64_t per, const Tensor &flag);
 
 }  // namespace tp::p10::cuda

@@ -23,11 +23,11 @@ std::tuple<Tensor, Tensor> cholesky_impl(const char *op, const Tensor &A, bool u
   DeviceGuard guard(dev);
   const Shape batch = batch_shape(A);
   const int64_t nb = shape_numel(batch), n = A.size(-1);
-  const Solver s = solver_on(dev);
   Tensor L = col_major_copy(A);
-  Tensor info = int_zeros(s, batch);
+  Tensor info = int_zeros(dev, batch);
   if (n == 0 || nb == 0) return {L, info};
   const int ni = solver_int(op, n), uplo = fill_mode(upper);
+  const Solver s = solver_on(dev);
   dispatch_solver(A.dtype(), [&]<typename T>() {
     T *a = ptr<T>(L);
     const int lwork = solver::potrf_work(s, uplo, ni, a, ni);
@@ -35,8 +35,8 @@ std::tuple<Tensor, Tensor> cholesky_impl(const char *op, const Tensor &A, bool u
     for (int64_t b = 0; b < nb; ++b)
       solver::potrf(s, uplo, ni, a + b * n * n, ni, ptr<T>(work), lwork, ptr<int>(info) + b);
   });
-  zero_triangle(s, L, n, n, upper);  // the triangle potrf did not write: above the diagonal for L, below for U
-  if (check_errors) check_infos(op, read_infos(s, info, nb), A.dim() > 2, not_positive_definite_message);
+  zero_triangle(dev, L, n, n, upper);  // the triangle potrf did not write: above the diagonal for L, below for U
+  if (check_errors) check_infos(op, read_infos(dev, info, nb), A.dim() > 2, not_positive_definite_message);
   return {L, info};
 }
 
@@ -66,7 +66,7 @@ static Tensor cholesky_solve(const Tensor &B, const Tensor &factor, bool upper) 
   const Solver s = solver_on(dev);
   const int ni = solver_int(op, n), ki = solver_int(op, k), uplo = fill_mode(upper);
   Tensor F = col_major_copy(call_op<Tensor>(TP_OP("expand"), factor, with_matrix(batch, n, n)));
-  Tensor scratch = int_zeros(s, {1});  // potrs reports only illegal arguments, which the checks rule out
+  Tensor scratch = int_zeros(dev, {1});  // potrs reports only illegal arguments, which the checks rule out
   dispatch_solver(B.dtype(), [&]<typename T>() {
     for (int64_t b = 0; b < nb; ++b)
       solver::potrs(s, uplo, ni, ki, ptr<T>(F) + b * n * n, ni, ptr<T>(X) + b * n * k, ni, ptr<int>(scratch));
@@ -85,7 +85,7 @@ static Tensor cholesky_inverse(const Tensor &factor, bool upper) {
   if (factor.numel() == 0) return R;
   const Solver s = solver_on(dev);
   const int ni = solver_int(op, n), uplo = fill_mode(upper);
-  Tensor info = int_zeros(s, {nb});
+  Tensor info = int_zeros(dev, {nb});
   dispatch_solver(factor.dtype(), [&]<typename T>() {
     T *a = ptr<T>(R);
     const int lwork = solver::potri_work(s, uplo, ni, a, ni);
@@ -93,8 +93,8 @@ static Tensor cholesky_inverse(const Tensor &factor, bool upper) {
     for (int64_t b = 0; b < nb; ++b)
       solver::potri(s, uplo, ni, a + b * n * n, ni, ptr<T>(work), lwork, ptr<int>(info) + b);
   });
-  mirror_triangle(s, R, n, upper);
-  check_infos(op, read_infos(s, info, nb), factor.dim() > 2, singular_inverse_message);
+  mirror_triangle(dev, R, n, upper);
+  check_infos(op, read_infos(dev, info, nb), factor.dim() > 2, singular_inverse_message);
   return R;
 }
 

@@ -15,6 +15,8 @@
 //   of PyTorch's CUDA svd (gesvd, gesvdj, gesvda: algorithms for the same decomposition) is accepted and checked;
 //   every driver runs gesvd here. LAPACK's gesdd (the CPU's) refuses a matrix with a NaN, whose norm is NaN; the
 //   CUDA op raises the CPU's error for it too (linalg.cu nan_flags), read back with the info in one copy.
+#include <cctype>
+
 #include "cuda/linalg.h"
 
 namespace tp::p10::cuda {
@@ -51,8 +53,8 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const char *op, const Tensor &A, boo
   const int64_t uf_cols = full ? fm : fn;  // Uf: fm x uf_cols; VTf: fn x fn
   Tensor Uf = compute_uv ? (wide ? col_major_empty(batch, fm, uf_cols, A.dtype(), device) : U) : Tensor();
   Tensor VTf = compute_uv ? (wide ? col_major_empty(batch, fn, fn, A.dtype(), device) : Vh) : Tensor();
-  Tensor flags = int_zeros(s, {2 * nb});  // gesvd's info per matrix, then a NaN flag per matrix
-  nan_flags(s, F, fm * fn, call_op<Tensor>(TP_OP("narrow"), flags, int64_t(0), nb, nb));
+  Tensor flags = int_zeros(dev, {2 * nb});  // gesvd's info per matrix, then a NaN flag per matrix
+  nan_flags(dev, F, fm * fn, call_op<Tensor>(TP_OP("narrow"), flags, int64_t(0), nb, nb));
   const char jobu = !compute_uv ? 'N' : full ? 'A' : 'S', jobvt = compute_uv ? 'A' : 'N';
   dispatch_solver(A.dtype(), [&]<typename T>() {
     const int lwork = solver::gesvd_work(s, fmi, fni, ptr<T>(F));
@@ -67,7 +69,7 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const char *op, const Tensor &A, boo
     device_copy(U, mT(VTf));
     device_copy(Vh, mT(Uf));
   }
-  std::vector<int> infos = read_infos(s, flags, 2 * nb);
+  std::vector<int> infos = read_infos(dev, flags, 2 * nb);
   for (int64_t b = 0; b < nb; ++b)
     if (infos[size_t(nb + b)]) infos[size_t(b)] = -1;  // the CPU's "non-finite values" error
   infos.resize(size_t(nb));
@@ -129,7 +131,7 @@ static std::tuple<Tensor, Tensor> eigh_impl(const char *op, const Tensor &A, con
   if (nb == 0 || n == 0) return {W, vectors ? V : Tensor()};
   const Solver s = solver_on(dev);
   const int ni = solver_int(op, n), jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
-  Tensor info = int_zeros(s, {nb});
+  Tensor info = int_zeros(dev, {nb});
   dispatch_solver(A.dtype(), [&]<typename T>() {
     T *v = ptr<T>(V), *w = ptr<T>(W);
     const int lwork = solver::syevd_work(s, jobz, uplo, ni, v, ni, w);
@@ -137,7 +139,7 @@ static std::tuple<Tensor, Tensor> eigh_impl(const char *op, const Tensor &A, con
     for (int64_t b = 0; b < nb; ++b)
       solver::syevd(s, jobz, uplo, ni, v + b * n * n, ni, w + b * n, ptr<T>(work), lwork, ptr<int>(info) + b);
   });
-  check_infos(op, read_infos(s, info, nb), A.dim() > 2, eigh_failure_message);
+  check_infos(op, read_infos(dev, info, nb), A.dim() > 2, eigh_failure_message);
   return {W, vectors ? V : Tensor()};
 }
 

@@ -35,12 +35,14 @@ std::tuple<Tensor, Tensor> det_impl(const char *op, const Tensor &A, int kind) {
   Tensor first = empty_tensor(batch, A.dtype(), A.device());
   Tensor second = kind == 1 ? empty_tensor(batch, A.dtype(), A.device()) : Tensor();
   if (nb == 0) return {first, second};
-  const Solver s = solver_on(dev);
   const int ni = solver_int(op, n);
   Tensor lu = col_major_copy(A);
-  Tensor piv = int_zeros(s, {nb, std::max<int64_t>(n, 1)}), info = int_zeros(s, {nb});
-  if (n > 0) dispatch_solver(A.dtype(), [&]<typename T>() { lu_factor<T>(s, lu, nb, ni, piv, info); });
-  det_from_lu(s, lu, piv, nb, n, first, second, kind);  // n == 0: det 1, sign 1, log|det| 0, as on the CPU
+  Tensor piv = int_zeros(dev, {nb, std::max<int64_t>(n, 1)}), info = int_zeros(dev, {nb});
+  if (n > 0) {
+    const Solver s = solver_on(dev);
+    dispatch_solver(A.dtype(), [&]<typename T>() { lu_factor<T>(s, lu, nb, ni, piv, info); });
+  }
+  det_from_lu(dev, lu, piv, nb, n, first, second, kind);  // n == 0: det 1, sign 1, log|det| 0, as on the CPU
   return {first, second};
 }
 
@@ -60,21 +62,21 @@ static std::tuple<Tensor, Tensor> inv_impl(const char *op, const Tensor &A, bool
   DeviceGuard guard(dev);
   const Shape batch = batch_shape(A);
   const int64_t nb = shape_numel(batch), n = A.size(-1);
-  const Solver s = solver_on(dev);
   Tensor X = col_major_empty(batch, n, n, A.dtype(), A.device());
-  Tensor info = int_zeros(s, batch);
+  Tensor info = int_zeros(dev, batch);
   if (n == 0 || nb == 0) return {X, info};
   const int ni = solver_int(op, n);
   fill_identity(X);
   Tensor lu = col_major_copy(A);
-  Tensor piv = int_zeros(s, {nb, n}), scratch = int_zeros(s, {1});
+  Tensor piv = int_zeros(dev, {nb, n}), scratch = int_zeros(dev, {1});
+  const Solver s = solver_on(dev);
   dispatch_solver(A.dtype(), [&]<typename T>() {
     lu_factor<T>(s, lu, nb, ni, piv, info);
     for (int64_t b = 0; b < nb; ++b)  // getrs reports only illegal arguments: into scratch (Note [Info on the host])
       solver::getrs(s, ni, ni, ptr<T>(lu) + b * n * n, ni, ptr<int>(piv) + b * n, ptr<T>(X) + b * n * n, ni,
                     ptr<int>(scratch));
   });
-  if (check_errors) check_infos(op, read_infos(s, info, nb), A.dim() > 2, singular_inverse_message);
+  if (check_errors) check_infos(op, read_infos(dev, info, nb), A.dim() > 2, singular_inverse_message);
   return {X, info};
 }
 
@@ -97,14 +99,15 @@ static std::tuple<Tensor, Tensor> solve_on_device(const char *op, const Tensor &
   const int64_t n = A.size(-1), k = B2.size(-1);
   const Shape batch = broadcast_shapes(batch_shape(A), batch_shape(B2), op);
   const int64_t nb = shape_numel(batch);
-  const Solver s = solver_on(A.device().index);
+  const int dev = A.device().index;
   Tensor X = col_major_copy(call_op<Tensor>(TP_OP("expand"), B2, with_matrix(batch, n, k)));
-  Tensor info = int_zeros(s, batch);
+  Tensor info = int_zeros(dev, batch);
   Tensor result = vector ? call_op<Tensor>(TP_OP("squeeze"), X, std::vector<int64_t>{-1}) : X;
   if (n == 0 || nb == 0) return {result, info};
   const int ni = solver_int(op, n), ki = solver_int(op, k);
   Tensor lu = col_major_copy(call_op<Tensor>(TP_OP("expand"), A, with_matrix(batch, n, n)));
-  Tensor piv = int_zeros(s, {nb, n}), scratch = int_zeros(s, {1});
+  Tensor piv = int_zeros(dev, {nb, n}), scratch = int_zeros(dev, {1});
+  const Solver s = solver_on(dev);
   dispatch_solver(A.dtype(), [&]<typename T>() {
     lu_factor<T>(s, lu, nb, ni, piv, info);
     if (ki == 0) return;
@@ -113,7 +116,7 @@ static std::tuple<Tensor, Tensor> solve_on_device(const char *op, const Tensor &
                     ptr<int>(scratch));
   });
   if (check_errors)  // PyTorch names this one error "torch.linalg.solve"
-    check_infos(str_cat("torch.", op).c_str(), read_infos(s, info, nb), batch.size() > 0, singular_solve_message);
+    check_infos(str_cat("torch.", op).c_str(), read_infos(dev, info, nb), batch.size() > 0, singular_solve_message);
   return {result, info};
 }
 

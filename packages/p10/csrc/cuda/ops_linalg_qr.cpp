@@ -33,35 +33,37 @@ static std::tuple<Tensor, Tensor> qr_impl(const char *op, const Tensor &A, const
                     : empty_tensor({0}, A.dtype(), A.device());
   Tensor R = col_major_empty(batch, rrows, n, A.dtype(), A.device());
   if (nb == 0) return {Q, R};
-  const Solver s = solver_on(dev);
+  if (m == 0 || n == 0) {  // no reflector: R is empty and Q (m x m when complete) the identity
+    if (want_q && Q.numel() > 0) fill_identity(Q);
+    return {Q, R};
+  }
   const int mi = solver_int(op, m), ni = solver_int(op, n), ki = int(k), qi = int(qcols);
   Tensor F = col_major_copy(A);
+  const Solver s = solver_on(dev);
   dispatch_solver(A.dtype(), [&]<typename T>() {
-    Tensor tau = workspace<T>(s, nb * k), scratch = int_zeros(s, {1});
-    if (m > 0 && n > 0) {
-      T *f = ptr<T>(F);
-      const int lwork = solver::geqrf_work(s, mi, ni, f, mi);
-      Tensor work = workspace<T>(s, lwork);
-      for (int64_t b = 0; b < nb; ++b)
-        solver::geqrf(s, mi, ni, f + b * m * n, mi, ptr<T>(tau) + b * k, ptr<T>(work), lwork, ptr<int>(scratch));
-    }
-    if (R.numel() > 0) {  // R: the first rrows rows of the factor, zero below the diagonal
-      device_copy(R, call_op<Tensor>(TP_OP("narrow"), F, int64_t(-2), int64_t(0), rrows));
-      zero_triangle(s, R, rrows, n, true);
-    }
-    if (!want_q || Q.numel() == 0) return;
+    Tensor tau = workspace<T>(s, nb * k), scratch = int_zeros(dev, {1});
+    T *f = ptr<T>(F);
+    int lwork = solver::geqrf_work(s, mi, ni, f, mi);
+    Tensor work = workspace<T>(s, lwork);
+    for (int64_t b = 0; b < nb; ++b)
+      solver::geqrf(s, mi, ni, f + b * m * n, mi, ptr<T>(tau) + b * k, ptr<T>(work), lwork, ptr<int>(scratch));
+    // R: the first rrows rows of the factor, zero below the diagonal
+    device_copy(R, call_op<Tensor>(TP_OP("narrow"), F, int64_t(-2), int64_t(0), rrows));
+    zero_triangle(dev, R, rrows, n, true);
+    if (!want_q) return;
     // Q: the identity, then the reflectors in its first min(n, qcols) columns; orgqr makes the rest of each
-    // column (LAPACK's orgqr sets columns k..qcols-1 to unit vectors itself; starting from them is right either way).
+    // column (LAPACK's orgqr sets columns k..qcols-1 to unit vectors itself; starting from them is right either
+    // way).
     fill_identity(Q);
     const int64_t c = std::min(n, qcols);
-    if (k == 0) return;  // no reflector: Q is the identity
     device_copy(call_op<Tensor>(TP_OP("narrow"), Q, int64_t(-1), int64_t(0), c),
                 call_op<Tensor>(TP_OP("narrow"), F, int64_t(-1), int64_t(0), c));
     T *q = ptr<T>(Q);
-    const int lwork = solver::orgqr_work(s, mi, qi, ki, q, mi, ptr<T>(tau));
-    Tensor work = workspace<T>(s, lwork);
+    lwork = solver::orgqr_work(s, mi, qi, ki, q, mi, ptr<T>(tau));
+    work = workspace<T>(s, lwork);
     for (int64_t b = 0; b < nb; ++b)
-      solver::orgqr(s, mi, qi, ki, q + b * m * qcols, mi, ptr<T>(tau) + b * k, ptr<T>(work), lwork, ptr<int>(scratch));
+      solver::orgqr(s, mi, qi, ki, q + b * m * qcols, mi, ptr<T>(tau) + b * k, ptr<T>(work), lwork,
+                    ptr<int>(scratch));
   });
   return {Q, R};
 }
@@ -85,7 +87,7 @@ static void gels(const Solver &s, const Tensor &F, const Tensor &X, int64_t nb, 
   const int64_t fm = std::max(m, n), fn = std::min(m, n), rows = fm;
   const int fmi = int(fm), fni = int(fn), ki = int(k);
   T *f = ptr<T>(F), *x = ptr<T>(X);
-  Tensor tau = workspace<T>(s, nb * fn), scratch = int_zeros(s, {1});
+  Tensor tau = workspace<T>(s, nb * fn), scratch = int_zeros(s.dev, {1});
   const int trans = tall ? CUBLAS_OP_T : CUBLAS_OP_N;  // Q^T B before the solve; Q [Z; 0] after it
   const int lwork = std::max(solver::geqrf_work(s, fmi, fni, f, fmi),
                              solver::ormqr_work(s, CUBLAS_SIDE_LEFT, trans, fmi, ki, fni, f, fmi, ptr<T>(tau), x, fmi));
@@ -103,7 +105,7 @@ static void gels(const Solver &s, const Tensor &F, const Tensor &X, int64_t nb, 
                     ptr<int>(scratch));
     }
   }
-  zero_diagonal_info(s, F, nb, fn, fm, fm * fn, info);  // LAPACK's trtrs check of R
+  zero_diagonal_info(s.dev, F, nb, fn, fm, fm * fn, info);  // LAPACK's trtrs check of R
 }
 
 static std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor &A, const Tensor &B,
@@ -122,7 +124,6 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor &A, 
   const int64_t nb = shape_numel(batch);
   const ScalarType real = to_real(A.dtype());
   const Device device = A.device();
-  const Solver s = solver_on(dev);
   Tensor X = col_major_empty(batch, rows, k, A.dtype(), device);
   if (X.numel() > 0) {
     call_op<Tensor>(TP_OP("fill_"), X, Scalar(0));
@@ -135,9 +136,10 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor &A, 
     solver_int(op, k);
     const Tensor An = call_op<Tensor>(TP_OP("expand"), A, with_matrix(batch, m, n));
     Tensor F = col_major_copy(m >= n ? An : mT(An));  // Note [Least squares on CUDA]
-    Tensor info = int_zeros(s, {nb});
+    Tensor info = int_zeros(dev, {nb});
+    const Solver s = solver_on(dev);
     dispatch_solver(A.dtype(), [&]<typename T>() { gels<T>(s, F, X, nb, m, n, k, info); });
-    check_infos(op, read_infos(s, info, nb), batch.size() > 0, rank_deficient_lstsq_message);
+    check_infos(op, read_infos(dev, info, nb), batch.size() > 0, rank_deficient_lstsq_message);
   }
   Tensor residuals = empty_tensor({0}, real, device);
   if (m > n) {  // squared norms of rows n..m-1 of each column (all of B's when LAPACK's gels is not called)
