@@ -209,6 +209,12 @@ def test_in_place_and_out_forms():
     np.testing.assert_allclose(np_of(out), (np_of(a).astype(np.float64) + 2) * 1.5 - 1, rtol=1e-6)
 
 
+# An op with a CPU kernel only: tp.ops' own ops gain CUDA kernels over time, this one never does.
+_only_cpu = tp.library.Library("cuda_ops_test")
+_only_cpu.define("only_cpu(Tensor x) -> Tensor")
+_only_cpu.impl("only_cpu", lambda x: x + 1, "CPU")
+
+
 def test_binary_errors():
     i = tp.ones(3, dtype=tp.int64).cuda()
     with pytest.raises(
@@ -225,8 +231,8 @@ def test_binary_errors():
         tp.div(i, i - 1, rounding_mode="floor")
     with pytest.raises(NotImplementedError, match="complex"):
         tp.ones(2, dtype=tp.complex64).cuda()
-    with pytest.raises(NotImplementedError, match="linalg_cholesky.*CUDA"):  # an op with no CUDA kernel yet
-        tp.linalg_cholesky(tp.eye(2).cuda())
+    with pytest.raises(NotImplementedError, match="only_cpu.*CUDA"):  # an op with no CUDA kernel
+        tp.ops.cuda_ops_test.only_cpu(tp.eye(2).cuda())
 
 
 # ---- sum ---------------------------------------------------------------------------------------------------

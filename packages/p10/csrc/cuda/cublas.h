@@ -27,8 +27,11 @@ using cublasHandle_t = struct cublasContext *;
 using cublasStatus_t = int;
 constexpr cublasStatus_t CUBLAS_STATUS_SUCCESS = 0;
 
-// cublasOperation_t
+// cublasOperation_t, cublasFillMode_t, cublasSideMode_t, cublasDiagType_t (cuSOLVER takes the same enums)
 constexpr int CUBLAS_OP_N = 0, CUBLAS_OP_T = 1;
+constexpr int CUBLAS_FILL_MODE_LOWER = 0, CUBLAS_FILL_MODE_UPPER = 1;
+constexpr int CUBLAS_SIDE_LEFT = 0, CUBLAS_SIDE_RIGHT = 1;
+constexpr int CUBLAS_DIAG_NON_UNIT = 0, CUBLAS_DIAG_UNIT = 1;
 // cudaDataType_t (library_types.h)
 constexpr int CUDA_R_32F = 0, CUDA_R_64F = 1, CUDA_R_16F = 2, CUDA_R_16BF = 14;
 // cublasComputeType_t
@@ -55,7 +58,14 @@ constexpr int kMajorVersion = 0, kMinorVersion = 1, kPatchLevel = 2;
     (cublasHandle_t handle, int transa, int transb, int m, int n, int k, const void *alpha, const void *A,      \
      int Atype, int lda, long long strideA, const void *B, int Btype, int ldb, long long strideB,               \
      const void *beta, void *C, int Ctype, int ldc, long long strideC, int batchCount, int computeType,         \
-     int algo))
+     int algo))                                                                                                  \
+  /* B = alpha op(A)^-1 B (or B op(A)^-1) for triangular A: least squares after a QR (ops_linalg_qr.cpp) */      \
+  X(cublasStrsm_v2, cublasStatus_t,                                                                              \
+    (cublasHandle_t handle, int side, int uplo, int trans, int diag, int m, int n, const float *alpha,           \
+     const float *A, int lda, float *B, int ldb))                                                                \
+  X(cublasDtrsm_v2, cublasStatus_t,                                                                              \
+    (cublasHandle_t handle, int side, int uplo, int trans, int diag, int m, int n, const double *alpha,          \
+     const double *A, int lda, double *B, int ldb))
 
 // ---- cuBLASLt: the matmul with a fused epilogue (nn.Linear's bias added as the tile is written) --------------
 // Its library is the sibling cuBLAS itself loads. Opaque handles; the enum values are cublasLt.h's.

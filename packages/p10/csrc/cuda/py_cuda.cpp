@@ -104,7 +104,8 @@ struct TestAllocator {
 }  // namespace
 }  // namespace cuda
 
-void bind_cublas(nb::module_ &m);  // cuda/py_cublas.cpp
+void bind_cublas(nb::module_ &m);    // cuda/py_cublas.cpp
+void bind_cusolver(nb::module_ &m);  // cuda/py_cusolver.cpp
 
 void bind_cuda(nb::module_ &parent) {
   using namespace cuda;
@@ -289,6 +290,7 @@ void bind_cuda(nb::module_ &parent) {
   });
   m.def("_unload_modules", &unload_modules);
   bind_cublas(m);
+  bind_cusolver(m);
 
   // ---- the allocator over host memory, for tests --------------------------------------------------------------
   nb::class_<TestAllocator>(m, "_TestAllocator", "CachingAllocator over host memory of a fixed capacity (tests).")

@@ -21,12 +21,6 @@ template <typename T> void zero_other_triangle(T *a, int64_t n, bool lower) {
       if (lower ? i < j : i > j) a[i + j * n] = T(0);
 }
 
-std::string not_pd_message(int info) {
-  return str_cat("The factorization could not be completed because the input is not positive-definite (the leading "
-                 "minor of order ",
-                 info, " is not positive-definite).");
-}
-
 std::tuple<Tensor, Tensor> cholesky_impl(const char *op, const Tensor &A, bool upper, bool check_errors) {
   check_square_float(op, A);
   const Shape batch = batch_shape(A);
@@ -46,7 +40,7 @@ std::tuple<Tensor, Tensor> cholesky_impl(const char *op, const Tensor &A, bool u
     });
   }
   std::copy(infos.begin(), infos.end(), info.data<int32_t>());
-  if (check_errors) check_infos(op, infos, A.dim() > 2, not_pd_message);
+  if (check_errors) check_infos(op, infos, A.dim() > 2, not_positive_definite_message);
   return {L, info};
 }
 
@@ -108,10 +102,7 @@ static Tensor cholesky_inverse(const Tensor &factor, bool upper) {
         }
     });
   });
-  check_infos(op, infos, factor.dim() > 2, [](int info) {
-    return str_cat("The diagonal element ", info, " is zero, the inversion could not be completed because the input "
-                   "matrix is singular.");
-  });
+  check_infos(op, infos, factor.dim() > 2, singular_inverse_message);
   return R;
 }
 

@@ -1,8 +1,9 @@
 // linalg_common.h — what every tp.linalg kernel shares: input checks with PyTorch's messages, LAPACK's
 // column-major batch layout, the loop over a batch of matrices, and LAPACK error codes turned into errors.
 //
-// Where it sits: included by kernels/linalg_*.cpp only. Those files call LAPACK (lapack.h) once per matrix of
-// a batch; composites (pinv, matrix_rank, norms) call other ops through call_op.
+// Where it sits: included by kernels/linalg_*.cpp, which call LAPACK (lapack.h) once per matrix of a batch
+// (composites such as pinv, matrix_rank and the norms call other ops through call_op), and by the CUDA twins
+// cuda/ops_linalg_*.cpp (through cuda/linalg.h), which share its checks, layout, messages and check_infos.
 //
 // Note [LAPACK layout]
 //   LAPACK wants each matrix column-major. A kernel copies its input once into a fresh tensor whose matrices
@@ -125,6 +126,14 @@ inline Tensor col_major_copy(const Tensor &A) { return col_major_copy(A, A.dtype
 
 inline int64_t batch_count(const Tensor &A) { return shape_numel(batch_shape(A)); }
 
+// Note [Vector right-hand sides] (PyTorch's rule for linalg.solve): B is a batch of vectors when it is 1-D, or when
+// it has one dim fewer than A and its shape is A's without the last dim. Otherwise B is a batch of matrices. Batch
+// dims of A and B broadcast.
+inline bool is_vector_rhs(const Tensor &A, const Tensor &B) {
+  Shape a_no_last(A.sizes().begin(), A.sizes().end() - 1);
+  return B.dim() == 1 || (A.dim() - 1 == B.dim() && B.sizes() == a_no_last);
+}
+
 // Run f(b) for every matrix b of a batch. LAPACK on a small matrix is serial and short, so small matrices are
 // spread over threads; large ones run one after another and let OpenBLAS thread inside each call
 // (Note [GEMM threads] in blas.cpp). f must not throw: it records LAPACK's info, and the caller raises after.
@@ -157,6 +166,36 @@ void check_infos(const char *op, const std::vector<int> &infos, bool batched, co
   }
 }
 
+// The messages of a failed factorisation, for check_infos (the CPU kernels and the CUDA ones in
+// cuda/ops_linalg_*.cpp raise the same words, as PyTorch's two backends do).
+inline std::string singular_inverse_message(int info) {
+  return str_cat("The diagonal element ", info,
+                 " is zero, the inversion could not be completed because the input matrix is singular.");
+}
+inline std::string singular_solve_message(int) { return "The solver failed because the input matrix is singular."; }
+inline std::string not_positive_definite_message(int info) {
+  return str_cat("The factorization could not be completed because the input is not positive-definite (the leading "
+                 "minor of order ",
+                 info, " is not positive-definite).");
+}
+inline std::string rank_deficient_lstsq_message(int info) {
+  return str_cat("The least squares solution could not be computed because the input matrix does not have full "
+                 "rank (error code: ",
+                 info, ").");
+}
+// SVD: a negative info is a non-finite input (LAPACK's gesdd reports it as an illegal argument).
+inline std::string svd_failure_message(int info) {
+  if (info < 0) return "The algorithm failed to converge because the input matrix contained non-finite values.";
+  return str_cat("The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
+                 "repeated singular values (error code: ",
+                 info, ").");
+}
+inline std::string eigh_failure_message(int info) {
+  return str_cat("The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
+                 "repeated eigenvalues (error code: ",
+                 info, ").");
+}
+
 // LAPACK's workspace query: call with lwork = -1 and read the optimal size from work[0].
 template <typename T> int work_size(T query) { return std::max(1, int(std::real(query))); }
 
@@ -167,5 +206,12 @@ inline Tensor mH(const Tensor &A) {
   return is_complex(A.dtype()) ? call_op<Tensor>(TP_OP("conj"), t) : t;
 }
 inline Tensor matmul(const Tensor &a, const Tensor &b) { return call_op<Tensor>(TP_OP("matmul"), a, b); }
+
+// Fill every matrix of a batch with the identity (rectangular ones get ones on the main diagonal), on its device.
+inline void fill_identity(const Tensor &t) {
+  call_op<Tensor>(TP_OP("fill_"), t, Scalar(0));
+  call_op<Tensor>(TP_OP("fill_"), call_op<Tensor>(TP_OP("diagonal"), t, int64_t(0), int64_t(-2), int64_t(-1)),
+                  Scalar(1));
+}
 
 }  // namespace tp::p10::linalg

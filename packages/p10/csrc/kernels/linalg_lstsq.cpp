@@ -109,10 +109,7 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor &A, 
         if (has_sv) std::copy(s.begin(), s.end(), sv.data<R>() + b * mn);
       });
     });
-    check_infos(op, infos, batch.size() > 0, [](int info) {
-      return str_cat("The least squares solution could not be computed because the input matrix does not have full "
-                     "rank (error code: ", info, ").");
-    });
+    check_infos(op, infos, batch.size() > 0, rank_deficient_lstsq_message);
     if (has_sv)
       for (int64_t b = 0; b < nb; ++b) full_rank = full_rank && rank.data<int64_t>()[b] == n;
   } else if (drv != "gels" && nb > 0 && k == 0 && m > 0 && n > 0) {

@@ -162,10 +162,6 @@ static std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor &A) {
 }
 
 // ---- inv ----------------------------------------------------------------------------------------------------
-static std::string inv_message(int info) {
-  return str_cat("The diagonal element ", info,
-                 " is zero, the inversion could not be completed because the input matrix is singular.");
-}
 
 // getrf, then getri on the factors: A^-1 in LAPACK's layout, and getrf's info per matrix.
 static std::tuple<Tensor, Tensor> inv_impl(const char *op, const Tensor &A, bool check_errors) {
@@ -203,7 +199,7 @@ static std::tuple<Tensor, Tensor> inv_impl(const char *op, const Tensor &A, bool
     });
   }
   std::copy(infos.begin(), infos.end(), info.data<int32_t>());
-  if (check_errors) check_infos(op, infos, A.dim() > 2, inv_message);
+  if (check_errors) check_infos(op, infos, A.dim() > 2, singular_inverse_message);
   return {inv, info};
 }
 
@@ -214,14 +210,6 @@ static std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor &A, bool check_erro
 }
 
 // ---- solve --------------------------------------------------------------------------------------------------
-// Note [Vector right-hand sides] (PyTorch's rule): B is a batch of vectors when it is 1-D, or when it has one dim
-// fewer than A and its shape is A's without the last dim. Otherwise B is a batch of matrices. Batch dims of A and
-// B broadcast.
-static bool is_vector_rhs(const Tensor &A, const Tensor &B) {
-  Shape a_no_last(A.sizes().begin(), A.sizes().end() - 1);
-  return B.dim() == 1 || (A.dim() - 1 == B.dim() && B.sizes() == a_no_last);
-}
-
 static std::tuple<Tensor, Tensor> solve_impl(const char *op, const Tensor &A, const Tensor &B, bool left,
                                              bool check_errors) {
   check_square_float(op, A);
@@ -265,8 +253,7 @@ static std::tuple<Tensor, Tensor> solve_impl(const char *op, const Tensor &A, co
   }
   std::copy(infos.begin(), infos.end(), info.data<int32_t>());
   if (check_errors)  // PyTorch names this one error "torch.linalg.solve"
-    check_infos(str_cat("torch.", op).c_str(), infos, batch.size() > 0,
-                [](int) { return std::string("The solver failed because the input matrix is singular."); });
+    check_infos(str_cat("torch.", op).c_str(), infos, batch.size() > 0, singular_solve_message);
   return {result, info};
 }
 

@@ -15,13 +15,6 @@ using namespace linalg;
 
 namespace {
 
-// Fill every matrix of a batch with the identity (rectangular ones get ones on the main diagonal).
-void fill_identity(const Tensor &t) {
-  call_op<Tensor>(TP_OP("fill_"), t, Scalar(0));
-  call_op<Tensor>(TP_OP("fill_"), call_op<Tensor>(TP_OP("diagonal"), t, int64_t(0), int64_t(-2), int64_t(-1)),
-                  Scalar(1));
-}
-
 // U (m x ucols), S (k) and Vh (vrows x n) of every matrix; U and Vh are empty ({0}) without compute_uv.
 std::tuple<Tensor, Tensor, Tensor> svd_impl(const char *op, const Tensor &A, bool compute_uv, bool full) {
   check_matrix(op, A);
@@ -66,16 +59,7 @@ std::tuple<Tensor, Tensor, Tensor> svd_impl(const char *op, const Tensor &A, boo
                     iwork.data(), &infos[b]);
     });
   });
-  check_infos(
-      op, infos, A.dim() > 2,
-      [](int info) {
-        if (info < 0) return std::string("The algorithm failed to converge because the input matrix contained "
-                                         "non-finite values.");
-        return str_cat("The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
-                       "repeated singular values (error code: ",
-                       info, ").");
-      },
-      true);
+  check_infos(op, infos, A.dim() > 2, svd_failure_message, true);
   return {U, S, Vh};
 }
 
@@ -141,11 +125,7 @@ static std::tuple<Tensor, Tensor> eigh_impl(const char *op, const Tensor &A, con
                     rwork.data(), lrwork, iwork.data(), liwork, &infos[b]);
     });
   });
-  check_infos(op, infos, A.dim() > 2, [](int info) {
-    return str_cat("The algorithm failed to converge because the input matrix is ill-conditioned or has too many "
-                   "repeated eigenvalues (error code: ",
-                   info, ").");
-  });
+  check_infos(op, infos, A.dim() > 2, eigh_failure_message);
   return {W, vectors ? V : Tensor()};
 }
 

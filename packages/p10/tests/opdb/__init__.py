@@ -152,6 +152,14 @@ class OpInfo:
     # Extra checks on a result, ``check(sample, result)``: for outputs a reference cannot pin down, such as
     # the index of one of several equal values (median, mode) — the check gathers and compares the values.
     check: Callable[[SampleInput, Any], None] | None = None
+    # With ``check``: the outputs the CUDA-vs-CPU test compares element by element (the first, by default:
+    # the values among tied indices). The others are left to ``check``: singular vectors and Q are unique only
+    # up to sign, and cuSOLVER may pick other signs than LAPACK (Note [Sign-ambiguous factors] in
+    # linalg_spectral.py).
+    unique_outputs: tuple[int, ...] = (0,)
+    # Keyword arguments the CPU call gets in the CUDA-vs-CPU test where the CUDA op's defaults differ from the
+    # CPU's, as PyTorch's do (lstsq's driver: gels on CUDA, gelsy on the CPU); a sample's own value wins.
+    cuda_reference_kwargs: dict = field(default_factory=dict)
     # Outputs compared only in shape/dtype (random ops, unspecified index choices).
     compare_values: bool = True
     # A 1M-element sample (float32) for the threaded-vs-one-thread test; None: not run.

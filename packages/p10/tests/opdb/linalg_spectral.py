@@ -6,7 +6,8 @@ Note [Sign-ambiguous factors]: Q, U, V and eigenvectors are unique only up to th
 column, and LAPACK builds may pick differently from NumPy. Their entries' references are ``None`` (not
 compared element by element) and the entry's ``check`` tests what is unique instead: the reconstruction of A
 (Q R, U diag(S) V^H, V diag(w) V^H), orthonormal columns, and R^H R = A^H A (which fixes |R|). Singular
-values and eigenvalues are unique and compared with NumPy directly.
+values and eigenvalues are unique and compared with NumPy directly; the CUDA-vs-CPU test compares only those
+outputs element by element (``unique_outputs``) and runs the same checks on the GPU's factors.
 """
 
 from __future__ import annotations
@@ -221,8 +222,10 @@ for info in [
         info.check = _check_eigh(info)
     elif info.name in ("linalg_qr", "qr"):
         info.check = _check_qr(info)
+        info.unique_outputs = ()  # Q and R both change sign with each column of Q
     elif info.name in ("linalg_svd", "svd"):
         info.check = _check_svd(info, v_is_vh=info.name == "linalg_svd")
+        info.unique_outputs = (1,)  # S
     register(info)
 
 
@@ -270,6 +273,7 @@ register(
         tolerances=TOL,
         differentiable=False,
         torch=False,  # residuals, rank and singular_values depend on the driver; the solution is checked
+        cuda_reference_kwargs={"driver": "gels"},  # Note [Least squares on CUDA] in ops_linalg_qr.cpp
         error_inputs=lambda op: [
             ErrorInput(
                 SampleInput(tp.ones(3, 2), (tp.ones(4, 1),)),

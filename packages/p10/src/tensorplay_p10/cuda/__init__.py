@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _C
-from . import _compiler, _cublas
+from . import _compiler, _cublas, _cusolver
 from ._device import index_of
 from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
 from .memory import (
@@ -72,6 +72,7 @@ _cu._set_oom_class(OutOfMemoryError)  # the C++ OutOfMemoryError is raised as th
 # The C++ side asks this for a module's binary the first time one of its kernels runs (Note [Kernel cache]).
 _cu._set_module_provider(_compiler.module_image)
 _cublas.register()  # where the C++ side finds cuBLAS for the first GEMM
+_cusolver.register()  # and cuSOLVER for the first factorisation (tp.linalg)
 
 
 def is_available() -> bool:
