@@ -61,6 +61,7 @@ R cuEventQuery(void *e) { return 0; }
 R cuEventElapsedTime(float *ms, void *a, void *b) { *ms = 0; return 0; }
 R cuLaunchKernel(void *f, unsigned a, unsigned b, unsigned c, unsigned d, unsigned e, unsigned g, unsigned h,
                  void *s, void **p, void **x) { return 0; }
+R cuFuncSetAttribute(void *f, int attr, int value) { return 0; }
 R cuStreamBeginCapture_v2(void *s, int m) { return 0; }
 R cuStreamEndCapture(void *s, void **g) { return 0; }
 R cuStreamIsCapturing(void *s, int *st) { *st = 0; return 0; }
