@@ -2,7 +2,8 @@
 (Note [Check first] in csrc/cuda/index_common.h; index_dim0 in ops_index_advanced.cpp), against the CPU op and
 NumPy.
 
-Covered, on both sides of the 8 MB threshold (the check inside the main kernel, or a kernel of its own first):
+Covered, on both sides of the 8 MB threshold (the check inside the main kernel, or a kernel of its own first,
+the main kernel then skipping bad indices without recording them):
 gather, index_select and x[idx] give the CPU's values, and the CPU's IndexError for an index past the end, a
 negative one (wrapped by x[idx], refused by the others) and one at -size - 1; x[idx] with an int32, a 2-d, a
 0-d, a strided and an empty index, an x with an empty row, and the forms that still take the offsets path (two
@@ -56,7 +57,7 @@ def test_gather_values_and_errors(shape):
             IndexError, match=f"index {shown} is out of bounds for dimension 1 with size {cols}"
         ):
             tp.gather(x.to(DEV), 1, b.to(DEV))
-    # a non-contiguous index keeps the check inside the kernel whatever the size
+    # a non-contiguous index (large: checked first by index_wrap's strided kernel)
     it = ints((idx.shape[1], rows), 0, cols).t()
     same(
         tp.gather(x.to(DEV), 1, it.to(DEV)), tp.gather(x, 1, it), np.take_along_axis(x.numpy(), it.numpy(), 1)

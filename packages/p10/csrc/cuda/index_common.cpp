@@ -2,7 +2,9 @@
 #include "cuda/index_common.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "cuda/strided32.h"
@@ -21,6 +23,7 @@ constexpr unsigned kHostAllocPortable = 0x01, kHostAllocDeviceMap = 0x02;  // CU
 struct FlagPool {
   std::mutex mu;
   std::vector<int64_t *> free;
+  std::vector<std::pair<int, CUevent>> events;  // (device, event): fence()'s, never destroyed
 };
 FlagPool &flag_pool() {
   static FlagPool *p = new FlagPool();
@@ -42,6 +45,22 @@ int64_t *take_record(int slots) {
   int64_t *r = pool.free.back();
   pool.free.pop_back();
   return r;
+}
+CUevent take_event(int device) {  // with the device's context current
+  {
+    std::lock_guard<std::mutex> lock(flag_pool().mu);
+    auto &ev = flag_pool().events;
+    for (size_t k = ev.size(); k-- > 0;)
+      if (ev[k].first == device) {
+        CUevent e = ev[k].second;
+        ev.erase(ev.begin() + std::ptrdiff_t(k));
+        return e;
+      }
+  }
+  constexpr unsigned kDisableTiming = 0x2;  // CU_EVENT_DISABLE_TIMING: the cheapest event to record and wait on
+  CUevent e = nullptr;
+  TP_CU(cuEventCreate, &e, kDisableTiming);
+  return e;
 }
 void give_record(int64_t *r, int slots) {
   if (slots > kRecordSlots) {
@@ -73,11 +92,22 @@ IndexErrorFlag::~IndexErrorFlag() {
   try {
     if (!waited_) {
       DeviceGuard guard(device_);
-      driver().cuStreamSynchronize(stream_for(device_).handle);
+      if (event_) driver().cuEventSynchronize(event_);
+      else driver().cuStreamSynchronize(stream_for(device_).handle);
     }
     give_record(host_, slots_);
-  } catch (...) {  // the record is leaked rather than risked
+    if (event_) {
+      std::lock_guard<std::mutex> lock(flag_pool().mu);
+      flag_pool().events.emplace_back(device_, event_);
+    }
+  } catch (...) {  // the record (and event) leaked rather than risked
   }
+}
+
+void IndexErrorFlag::fence() {
+  DeviceGuard guard(device_);
+  if (!event_) event_ = take_event(device_);
+  TP_CU(cuEventRecord, event_, stream_for(device_).handle);
 }
 
 void *IndexErrorFlag::ptr(int slot) const {
@@ -86,7 +116,8 @@ void *IndexErrorFlag::ptr(int slot) const {
 
 const volatile int64_t *IndexErrorFlag::settled() const {
   if (!waited_) {
-    TP_CU(cuStreamSynchronize, stream_for(device_).handle);
+    if (event_) TP_CU(cuEventSynchronize, event_);  // Note [Check first]
+    else TP_CU(cuStreamSynchronize, stream_for(device_).handle);
     waited_ = true;
   }
   return host_;
@@ -206,6 +237,20 @@ int64_t exclusive_scan_int64(int dev, const Tensor &data, int64_t n, void *err) 
   return read_int64(total, 1)[0];
 }
 
+void launch_index_check(int dev, const Tensor &idx, int64_t size, IndexCheck check, IndexErrorFlag &err) {
+  const int64_t n = idx.numel();
+  if (n > 0 && (idx.is_contiguous() || idx.dim() == 1)) {  // evenly spaced indices
+    const int64_t stride = idx.dim() == 1 ? idx.stride(0) : 1;
+    launch(kernel(dev, "index.cu", "index_check_flat"), elementwise_config(dev, n, 4), stream_for(dev), n,
+           idx.data_ptr(), stride, size, int(check), err.ptr());
+  } else if (n > 0) {
+    const KernelGeometry g = make_geometry(idx.sizes(), {&idx, &idx}, "index check");
+    launch(kernel(dev, "index.cu", "index_wrap"), elementwise_config(dev, n), stream_for(dev), n, g, nullptr,
+           idx.data_ptr(), size, int(check), err.ptr());
+  }
+  err.fence();
+}
+
 static Tensor run_index_wrap(const Tensor &index, int64_t size, int64_t dim, const char *op, IndexCheck check,
                              bool keep) {
   const int dev = index.device().index;
@@ -215,14 +260,12 @@ static Tensor run_index_wrap(const Tensor &index, int64_t size, int64_t dim, con
   const int64_t n = idx.numel();
   if (n == 0) return out;
   IndexErrorFlag err(dev);
-  if (!keep && (idx.is_contiguous() || idx.dim() == 1)) {  // a check only, of evenly spaced indices
-    const int64_t stride = idx.dim() == 1 ? idx.stride(0) : 1;
-    launch(kernel(dev, "index.cu", "index_check_flat"), elementwise_config(dev, n, 4), stream_for(dev), n,
-           idx.data_ptr(), stride, size, int(check), err.ptr());
-  } else {
-    const KernelGeometry g = make_geometry(idx.sizes(), {keep ? &out : &idx, &idx}, op);
+  if (keep) {
+    const KernelGeometry g = make_geometry(idx.sizes(), {&out, &idx}, op);
     launch(kernel(dev, "index.cu", "index_wrap"), elementwise_config(dev, n), stream_for(dev), n, g,
-           keep ? out.data_ptr() : nullptr, idx.data_ptr(), size, int(check), err.ptr());
+           out.data_ptr(), idx.data_ptr(), size, int(check), err.ptr());
+  } else {
+    launch_index_check(dev, idx, size, check, err);
   }
   err.raise_if_set(op, dim, size);
   return out;

@@ -53,13 +53,13 @@ Tensor spread_index(const Tensor &index, const Shape &shape, int64_t d) {
 // first] in index_common.h).
 void select_rows(int dev, const Tensor &out, const Tensor &self, int64_t d, const Tensor &index) {
   const int64_t index_stride = index.dim() ? index.stride(0) : int64_t(0);
-  if (out.numel() * int64_t(out->itemsize()) >= kCheckFirstBytes) {
-    check_index_range_cuda(index, self.size(d), d, "index_select", false);
-    launch_select_rows(dev, out, self, d, index, index_stride, kNoCheck, nullptr);
-    return;
-  }
   IndexErrorFlag err(dev);
-  launch_select_rows(dev, out, self, d, index, index_stride, kNonNegative, err.ptr());
+  if (out.numel() * int64_t(out->itemsize()) >= kCheckFirstBytes) {
+    launch_index_check(dev, index, self.size(d), kNonNegative, err);
+    launch_select_rows(dev, out, self, d, index, index_stride, kNonNegative, nullptr);  // bad rows skipped
+  } else {
+    launch_select_rows(dev, out, self, d, index, index_stride, kNonNegative, err.ptr());
+  }
   err.raise_if_set("index_select", d, self.size(d));
 }
 
@@ -78,14 +78,14 @@ static Tensor gather(const Tensor &self, int64_t dim, const Tensor &index, bool 
   const int64_t d = wrap_dim(dim, self.dim(), "gather");
   const int64_t size = self.dim() ? self.size(d) : 1, step = self.dim() ? self.stride(d) : 0;
   const Tensor src = self.dim() ? restride(self, index.sizes(), d) : self;
-  // A large gather of a dense index checks it first (Note [Check first] in index_common.h): out and index bytes.
-  if (index.is_contiguous() && out.numel() * int64_t(out->itemsize() + 8) >= kCheckFirstBytes) {
-    check_index_range_cuda(index, size, d, "gather", false);
-    launch_gather(dev, out, src, index, size, step, kNoCheck, nullptr, "gather");
-    return out;
-  }
   IndexErrorFlag err(dev);
-  launch_gather(dev, out, src, index, size, step, kNonNegative, err.ptr(), "gather");
+  // A large gather checks its index first (Note [Check first] in index_common.h): out and index bytes.
+  if (out.numel() * int64_t(out->itemsize() + 8) >= kCheckFirstBytes) {
+    launch_index_check(dev, index, size, kNonNegative, err);
+    launch_gather(dev, out, src, index, size, step, kNonNegative, nullptr, "gather");  // bad ones skipped
+  } else {
+    launch_gather(dev, out, src, index, size, step, kNonNegative, err.ptr(), "gather");
+  }
   err.raise_if_set("gather", d, size);
   return out;
 }

@@ -165,13 +165,13 @@ bool index_dim0(int dev, const Tensor &self, const std::vector<Tensor> &indices,
   if (idx.numel() == 0) return true;
   const int64_t stride = idx.dim() == 1 ? idx.stride(0) : 1;
   const Tensor flat = make_view(idx, {idx.numel()}, {stride}, idx.storage_offset());
-  if (out.numel() == 0 || out.numel() * item >= kCheckFirstBytes) {
-    check_index_range_cuda(flat, size, 0, "index", true);
-    if (out.numel()) launch_select_rows(dev, out, self, 0, flat, stride, kWrapOnly, nullptr);
-    return true;
-  }
   IndexErrorFlag err(dev);
-  launch_select_rows(dev, out, self, 0, flat, stride, kWrapNegative, err.ptr());
+  if (out.numel() == 0 || out.numel() * item >= kCheckFirstBytes) {
+    launch_index_check(dev, flat, size, kWrapNegative, err);
+    if (out.numel()) launch_select_rows(dev, out, self, 0, flat, stride, kWrapNegative, nullptr);  // bad skipped
+  } else {
+    launch_select_rows(dev, out, self, 0, flat, stride, kWrapNegative, err.ptr());
+  }
   err.raise_if_set("index", 0, size);
   return true;
 }

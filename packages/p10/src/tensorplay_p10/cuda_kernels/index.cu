@@ -16,9 +16,10 @@
 //   mapped host memory (IndexErrorFlag, csrc/cuda/index_common.h): the host zeroes it before the launch and
 //   reads it after waiting for the stream, with no memset or copy on the stream, and raises the CPU's
 //   IndexError. Which bad value is named may differ from the CPU's (the first one in index order) when several
-//   are bad; an in-place op may have written its good positions before the error is raised. A long op checks
-//   its indices in a kernel of their own first (check_index_range_cuda; Note [Check first] in
-//   index_common.h) and then runs its main kernel unchecked (check 0, or 3 to wrap negatives only).
+//   are bad; an in-place op may have written its good positions before the error is raised. A long gather,
+//   index_select or x[idx] checks its indices in a kernel of their own (index_check_flat) and launches its
+//   main kernel before waiting, with err null: bad indices skipped, not recorded (Note [Check first] in
+//   index_common.h).
 #include "strided32.cuh"
 
 typedef unsigned short uint16;
@@ -27,14 +28,15 @@ typedef unsigned long long uint64;
 struct alignas(16) uint128 { uint64 lo, hi; };
 
 // ---- index checks (Note [Device index checks]) -------------------------------------------------------------
-// check: 0 = none (offsets already valid), 1 = [0, size), 2 = [-size, size) with negatives wrapped, 3 =
-// negatives wrapped, no range test (checked before the launch).
+// check: 0 = none (offsets already valid), 1 = [0, size), 2 = [-size, size) with negatives wrapped. A bad
+// index is recorded in err, or only skipped when err is null (a kernel launched after the check of Note [Check
+// first], whose flag it must not write).
 __device__ __forceinline__ bool valid_index(int64 &k, int64 size, int check, uint64 *err) {
   if (check == 0) return true;
   const int64 given = k;
-  if (check >= 2 && k < 0) k += size;
-  if (check == 3 || (k >= 0 && k < size)) return true;
-  record_bad(err, given);
+  if (check == 2 && k < 0) k += size;
+  if (k >= 0 && k < size) return true;
+  if (err) record_bad(err, given);
   return false;
 }
 
