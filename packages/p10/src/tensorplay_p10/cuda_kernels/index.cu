@@ -14,7 +14,7 @@
 //   The CPU checks every index before its loop. Here the check happens where the index is read: a bad index
 //   is not used, and it is recorded as (flag, value) in a two-word slot (record_bad in common.cuh). The slot is
 //   mapped host memory (IndexErrorFlag, csrc/cuda/index_common.h): the host zeroes it before the launch and
-//   reads it after waiting for the stream, with no memset or copy on the stream, and raises the CPU's
+//   reads it after waiting for the launch, with no memset or copy on the stream, and raises the CPU's
 //   IndexError. Which bad value is named may differ from the CPU's (the first one in index order) when several
 //   are bad; an in-place op may have written its good positions before the error is raised. A long gather,
 //   index_select or x[idx] checks its indices in a kernel of their own (index_check_flat) and launches its
@@ -169,8 +169,8 @@ __device__ __forceinline__ void copy_row(U *__restrict__ dst, const U *__restric
   for (int64 r = int64(blockIdx.x) * teams + threadIdx.x / (lanes); r < (rows); r += int64(gridDim.x) * teams)
 
 // index_select: a contiguous self viewed as [outer, size, units]; out[o, j, :] = src[o, index[j], :] for
-// row r = o * nidx + j (Note [Row gathers]). check: valid_index's (1 for index_select; 0 or 3, wrapping
-// negatives, when the host checked the indices first: Note [Check first]).
+// row r = o * nidx + j (Note [Row gathers]). check: valid_index's (1 for index_select, 2 for x[idx], which
+// wraps negatives); err null when the host checks the indices in a kernel of their own (Note [Check first]).
 template <typename U>
 __device__ void select_rows(int64 rows, int units, int64 nidx, int64 size, U *out, const U *src,
                             const int64 *index, int64 index_stride, int lanes, int check, uint64 *err) {
