@@ -62,6 +62,8 @@ R cuEventElapsedTime(float *ms, void *a, void *b) { *ms = 0; return 0; }
 R cuLaunchKernel(void *f, unsigned a, unsigned b, unsigned c, unsigned d, unsigned e, unsigned g, unsigned h,
                  void *s, void **p, void **x) { return 0; }
 R cuFuncSetAttribute(void *f, int attr, int value) { return 0; }
+R cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int b, size_t s) { *n = 2; return 0; }
+R cuMemHostGetDevicePointer_v2(P *d, void *h, unsigned f) { *d = (P)h; return 0; }
 R cuStreamBeginCapture_v2(void *s, int m) { return 0; }
 R cuStreamEndCapture(void *s, void **g) { return 0; }
 R cuStreamIsCapturing(void *s, int *st) { *st = 0; return 0; }
@@ -82,6 +84,10 @@ SCRIPT = textwrap.dedent(
     f = tp.ones((4, 3)).to("cuda")
     idx = tp.tensor([[0, 1, 2], [2, 1, 0]]).to("cuda")
     src = tp.ones((2, 3), dtype=tp.int64).to("cuda")
+    big = tp.ones((2048, 1024)).to("cuda")
+    rows = tp.zeros(4096, dtype=tp.int64).to("cuda")
+    cols = tp.zeros((2048, 1024), dtype=tp.int64).to("cuda")
+    long = tp.ones(1 << 17).to("cuda")
     steps = {
         "gather": lambda: tp.gather(x, 1, idx),
         "scatter": lambda: x.scatter(0, idx, src),
@@ -95,6 +101,16 @@ SCRIPT = textwrap.dedent(
         "put_": lambda: f.clone().put_(tp.tensor([0, 5]).to("cuda"), tp.ones(2).to("cuda")),
         "embedding": lambda: tp.embedding(f, tp.tensor([[1, 0]]).to("cuda")),
         "index.Tensor": lambda: f[tp.tensor([3, 3, -1]).to("cuda")],
+        "index.Tensor (2-d index)": lambda: f[tp.tensor([[3, 0], [1, -2]]).to("cuda")],
+        "index.Tensor (two indices)": lambda: f[tp.tensor([3, 0]).to("cuda"), tp.tensor([1, 2]).to("cuda")],
+        # Note [Check first] (csrc/cuda/index_common.h): results of >= 8 MB check indices in a kernel first
+        "index_select (check first)": lambda: tp.index_select(big, 0, rows),
+        "index.Tensor (check first)": lambda: big[rows],
+        "gather (check first)": lambda: tp.gather(big, 1, cols),
+        # the reduction plan's occupancy query (ops_reduce_plan.cpp) and the scan's flag memset (ops_scan.cpp)
+        "argmax of a long vector": lambda: tp.argmax(long),
+        "var of a long vector": lambda: tp.var(long),
+        "cumsum of a long vector": lambda: tp.cumsum(long, 0),
         # CPU numbers in elementwise ops (is_cpu_number / number_as / on_device in cuda/ops_common.h)
         "add number (contiguous)": lambda: f * 2,
         "add number (strided)": lambda: f.t() + 2,
@@ -133,4 +149,4 @@ def test_index_checks_read_back_without_hanging(fake_driver):
         started = [line for line in out.splitlines() if line.startswith("start")]
         pytest.fail(f"hung in: {started[-1] if started else 'set-up'}\n{out}")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.count("done") == r.stdout.count("start") == 17, r.stdout
+    assert r.stdout.count("done") == r.stdout.count("start") == 25, r.stdout

@@ -98,6 +98,10 @@ constexpr unsigned kDefaultSharedBytes = 48 * 1024;
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,              \
      unsigned shmem, CUstream s, void **params, void **extra))                                                \
   X(cuFuncSetAttribute, "cuFuncSetAttribute", CUresult, (CUfunction f, int attr, int value))                  \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", CUresult,       \
+    (int *blocks, CUfunction f, int block_size, size_t dynamic_shmem))                                        \
+  X(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", CUresult,                                      \
+    (CUdeviceptr * dptr, void *host, unsigned flags))                                                         \
   X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", CUresult, (CUstream s, int mode))                        \
   X(cuStreamEndCapture, "cuStreamEndCapture", CUresult, (CUstream s, CUgraph * graph))                        \
   X(cuStreamIsCapturing, "cuStreamIsCapturing", CUresult, (CUstream s, int *status))                          \

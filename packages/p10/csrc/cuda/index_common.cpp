@@ -2,6 +2,10 @@
 #include "cuda/index_common.h"
 
 #include <algorithm>
+#include <cstddef>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "cuda/strided32.h"
 
@@ -9,12 +13,115 @@ namespace tp::p10::cuda {
 
 static CUdeviceptr dptr(const Tensor &t) { return reinterpret_cast<CUdeviceptr>(t.data_ptr()); }
 
+namespace {
+// The pool behind IndexErrorFlag: records of kRecordSlots (flag, value) slots of mapped pinned host memory,
+// carved from chunks of kChunkRecords records; a flag of more slots gets its own allocation. Never freed
+// (a few KB per process).
+constexpr int kRecordSlots = 16, kChunkRecords = 64;
+constexpr size_t kRecordBytes = size_t(kRecordSlots) * 16;
+constexpr unsigned kHostAllocPortable = 0x01, kHostAllocDeviceMap = 0x02;  // CU_MEMHOSTALLOC_*
+struct FlagPool {
+  std::mutex mu;
+  std::vector<int64_t *> free;
+  std::vector<std::pair<int, CUevent>> events;  // (device, event): fence()'s, never destroyed
+};
+FlagPool &flag_pool() {
+  static FlagPool *p = new FlagPool();
+  return *p;
+}
+int64_t *mapped_alloc(size_t bytes) {
+  void *p = nullptr;
+  TP_CU(cuMemHostAlloc, &p, bytes, kHostAllocPortable | kHostAllocDeviceMap);
+  return static_cast<int64_t *>(p);
+}
+int64_t *take_record(int slots) {
+  if (slots > kRecordSlots) return mapped_alloc(size_t(slots) * 16);
+  FlagPool &pool = flag_pool();
+  std::lock_guard<std::mutex> lock(pool.mu);
+  if (pool.free.empty()) {
+    char *chunk = reinterpret_cast<char *>(mapped_alloc(kRecordBytes * kChunkRecords));
+    for (int k = kChunkRecords; k-- > 0;) pool.free.push_back(reinterpret_cast<int64_t *>(chunk + k * kRecordBytes));
+  }
+  int64_t *r = pool.free.back();
+  pool.free.pop_back();
+  return r;
+}
+CUevent take_event(int device) {  // with the device's context current
+  {
+    std::lock_guard<std::mutex> lock(flag_pool().mu);
+    auto &ev = flag_pool().events;
+    for (size_t k = ev.size(); k-- > 0;)
+      if (ev[k].first == device) {
+        CUevent e = ev[k].second;
+        ev.erase(ev.begin() + std::ptrdiff_t(k));
+        return e;
+      }
+  }
+  constexpr unsigned kDisableTiming = 0x2;  // CU_EVENT_DISABLE_TIMING: the cheapest event to record and wait on
+  CUevent e = nullptr;
+  TP_CU(cuEventCreate, &e, kDisableTiming);
+  return e;
+}
+void give_record(int64_t *r, int slots) {
+  if (slots > kRecordSlots) {
+    driver().cuMemFreeHost(r);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(flag_pool().mu);
+  flag_pool().free.push_back(r);
+}
+}  // namespace
+
 IndexErrorFlag::IndexErrorFlag(int device, int slots) : device_(device), slots_(slots) {
-  buf_ = empty_tensor({2 * int64_t(slots)}, ScalarType::Int64, Device{DeviceType::CUDA, int8_t(device)});
-  TP_CU(cuMemsetD8Async, dptr(buf_), 0, size_t(16 * slots), stream_for(device).handle);
+  DeviceGuard guard(device);  // a context for the allocation and the device pointer
+  host_ = take_record(slots);
+  for (int k = 0; k < 2 * slots; ++k) reinterpret_cast<volatile int64_t *>(host_)[k] = 0;
+  CUdeviceptr d = 0;
+  try {
+    TP_CU(cuMemHostGetDevicePointer, &d, host_, 0);
+  } catch (...) {
+    give_record(host_, slots);
+    throw;
+  }
+  device_ptr_ = d;
 }
 
-void *IndexErrorFlag::ptr(int slot) const { return static_cast<int64_t *>(buf_.data_ptr()) + 2 * slot; }
+IndexErrorFlag::~IndexErrorFlag() {
+  // Not read: a launch may still write the slots; wait before they can go to another op (errors ignored: a
+  // destructor must not throw, and the stream's error surfaces at the next call).
+  try {
+    if (!waited_) {
+      DeviceGuard guard(device_);
+      if (event_) driver().cuEventSynchronize(event_);
+      else driver().cuStreamSynchronize(stream_for(device_).handle);
+    }
+    give_record(host_, slots_);
+    if (event_) {
+      std::lock_guard<std::mutex> lock(flag_pool().mu);
+      flag_pool().events.emplace_back(device_, event_);
+    }
+  } catch (...) {  // the record (and event) leaked rather than risked
+  }
+}
+
+void IndexErrorFlag::fence() {
+  DeviceGuard guard(device_);
+  if (!event_) event_ = take_event(device_);
+  TP_CU(cuEventRecord, event_, stream_for(device_).handle);
+}
+
+void *IndexErrorFlag::ptr(int slot) const {
+  return reinterpret_cast<void *>(uintptr_t(device_ptr_ + 16ull * unsigned(slot)));
+}
+
+const volatile int64_t *IndexErrorFlag::settled() const {
+  if (!waited_) {
+    if (event_) TP_CU(cuEventSynchronize, event_);  // Note [Check first]
+    else TP_CU(cuStreamSynchronize, stream_for(device_).handle);
+    waited_ = true;
+  }
+  return host_;
+}
 
 std::vector<int64_t> read_int64(const Tensor &t, int64_t n) {
   std::vector<int64_t> host(size_t(std::max<int64_t>(n, 1)), 0);
@@ -27,23 +134,23 @@ std::vector<int64_t> read_int64(const Tensor &t, int64_t n) {
 
 void IndexErrorFlag::raise_if_set(const char *op, const std::vector<int64_t> &dims,
                                   const std::vector<int64_t> &sizes) const {
-  const std::vector<int64_t> h = read_int64(buf_, 2 * slots_);
+  const volatile int64_t *h = settled();
   for (int k = 0; k < slots_; ++k)
-    if (h[size_t(2 * k)])
-      fail(ErrorKind::Index, op, "(): index ", h[size_t(2 * k + 1)], " is out of bounds for dimension ",
+    if (h[2 * k])
+      fail(ErrorKind::Index, op, "(): index ", int64_t(h[2 * k + 1]), " is out of bounds for dimension ",
            dims[size_t(k)], " with size ", sizes[size_t(k)]);
 }
 
 bool IndexErrorFlag::any_set() const {
-  const std::vector<int64_t> h = read_int64(buf_, 2 * slots_);
+  const volatile int64_t *h = settled();
   for (int k = 0; k < slots_; ++k)
-    if (h[size_t(2 * k)]) return true;
+    if (h[2 * k]) return true;
   return false;
 }
 
 std::optional<int64_t> IndexErrorFlag::value() const {
-  const std::vector<int64_t> h = read_int64(buf_, 2);
-  return h[0] ? std::optional<int64_t>(h[1]) : std::nullopt;
+  const volatile int64_t *h = settled();
+  return h[0] ? std::optional<int64_t>(int64_t(h[1])) : std::nullopt;
 }
 
 Tensor restride(const Tensor &t, const Shape &sizes, int64_t d) {
@@ -66,7 +173,8 @@ void launch_gather(int dev, const Tensor &out, const Tensor &src, const Tensor &
   const KernelGeometry g = make_geometry(out.sizes(), {&out, &src, &index}, op);
   const std::string bytes = std::to_string(out->itemsize());
   if (const std::optional<Strided32> fast = make_strided32(g, 3)) {  // Note [Fast strided offsets]
-    launch(kernel(dev, "index.cu", "gather_fast_b" + bytes), elementwise_config(dev, n), stream_for(dev),
+    // TP_GATHER_ILP (4) elements per thread at a time in index.cu's gather_fast
+    launch(kernel(dev, "index.cu", "gather_fast_b" + bytes), elementwise_config(dev, n, 4), stream_for(dev),
            uint32_t(n), *fast, out.data_ptr(), src.data_ptr(), index.data_ptr(), size, step, int(check), err);
     return;
   }
@@ -93,6 +201,19 @@ RowLaunch row_launch(int dev, int64_t rows, int64_t units, int per_thread) {
   return r;
 }
 
+void launch_select_rows(int dev, const Tensor &out, const Tensor &self, int64_t d, const Tensor &index,
+                        int64_t index_stride, IndexCheck check, void *err) {
+  int64_t inner = 1;
+  for (int64_t k = d + 1; k < self.dim(); ++k) inner *= self.size(k);
+  const int64_t item = self->itemsize();
+  const int64_t unit = row_unit(inner * item, item, {self.data_ptr(), out.data_ptr()}, 0);
+  const int64_t units = inner * item / unit, rows = out.numel() / inner;
+  const RowLaunch rl = row_launch(dev, rows, units, 8);
+  launch(kernel(dev, "index.cu", "select_rows_b" + std::to_string(unit)), rl.config, stream_for(dev), rows,
+         int(units), index.numel(), self.size(d), out.data_ptr(), self.data_ptr(), index.data_ptr(), index_stride,
+         rl.lanes, int(check), err);
+}
+
 void launch_scatter(int dev, const Tensor &dst, const Tensor &index, const Tensor &src, int64_t size, int64_t step,
                     IndexCheck check, ScatterReduce reduce, void *err, const char *op) {
   const int64_t n = index.numel();
@@ -116,6 +237,20 @@ int64_t exclusive_scan_int64(int dev, const Tensor &data, int64_t n, void *err) 
   return read_int64(total, 1)[0];
 }
 
+void launch_index_check(int dev, const Tensor &idx, int64_t size, IndexCheck check, IndexErrorFlag &err) {
+  const int64_t n = idx.numel();
+  if (n > 0 && (idx.is_contiguous() || idx.dim() == 1)) {  // evenly spaced indices
+    const int64_t stride = idx.dim() == 1 ? idx.stride(0) : 1;
+    launch(kernel(dev, "index.cu", "index_check_flat"), elementwise_config(dev, n, 4), stream_for(dev), n,
+           idx.data_ptr(), stride, size, int(check), err.ptr());
+  } else if (n > 0) {
+    const KernelGeometry g = make_geometry(idx.sizes(), {&idx, &idx}, "index check");
+    launch(kernel(dev, "index.cu", "index_wrap"), elementwise_config(dev, n), stream_for(dev), n, g, nullptr,
+           idx.data_ptr(), size, int(check), err.ptr());
+  }
+  err.fence();
+}
+
 static Tensor run_index_wrap(const Tensor &index, int64_t size, int64_t dim, const char *op, IndexCheck check,
                              bool keep) {
   const int dev = index.device().index;
@@ -125,9 +260,13 @@ static Tensor run_index_wrap(const Tensor &index, int64_t size, int64_t dim, con
   const int64_t n = idx.numel();
   if (n == 0) return out;
   IndexErrorFlag err(dev);
-  const KernelGeometry g = make_geometry(idx.sizes(), {keep ? &out : &idx, &idx}, op);
-  launch(kernel(dev, "index.cu", "index_wrap"), elementwise_config(dev, n), stream_for(dev), n, g,
-         keep ? out.data_ptr() : nullptr, idx.data_ptr(), size, int(check), err.ptr());
+  if (keep) {
+    const KernelGeometry g = make_geometry(idx.sizes(), {&out, &idx}, op);
+    launch(kernel(dev, "index.cu", "index_wrap"), elementwise_config(dev, n), stream_for(dev), n, g,
+           out.data_ptr(), idx.data_ptr(), size, int(check), err.ptr());
+  } else {
+    launch_index_check(dev, idx, size, check, err);
+  }
   err.raise_if_set(op, dim, size);
   return out;
 }

@@ -14,12 +14,30 @@ namespace tp::p10::cuda {
 
 // How a kernel checks the indices it reads (index.cu's `check`).
 enum IndexCheck : int { kNoCheck = 0, kNonNegative = 1, kWrapNegative = 2 };
+
+// Note [Check first]
+//   A checked index op must read its flag before it returns (Note [Device index checks] in index.cu): one wait
+//   per call, after which the GPU idles while the host prepares the next call (Python, the meta checks,
+//   allocation, the launch: some microseconds) — unless the wait is not for the main kernel. So when the main
+//   kernel is long (it moves at least kCheckFirstBytes), gather, index_select and x[idx] launch a short kernel
+//   that checks the indices into the flag (launch_index_check), fence the flag there (an event), launch the
+//   main kernel, and only then wait — for the fence, not for the main kernel — and raise if the flag is set.
+//   The main kernel still tests each index but records nothing (err null): a bad one is skipped, never read
+//   through; its result is dropped with the IndexError. The wait covers the previous call's main kernel and
+//   this call's check; this call's main kernel runs while the host returns and prepares the next call, and the
+//   GPU never idles between calls. A short main kernel keeps its check inside and waits for it (one launch:
+//   the extra launch would cost more than it hides). Either way: the CPU's IndexError before the op returns,
+//   nothing written but a new tensor, and no flag slot written after it was read.
+constexpr int64_t kCheckFirstBytes = int64_t(8) << 20;
 // index.cu's reductions for scatter: a plain write, or an atomic combine.
 enum class ScatterReduce : int { None = 0, Sum = 1, Prod = 2, Max = 3, Min = 4 };
 
-// Note [Device index checks], host side: `slots` (flag, value) pairs on the device, zeroed on the current
-// stream. The kernels record the first bad index of slot k at ptr(k); raise_if_set reads every slot back (one
-// synchronising copy) and throws the CPU's IndexError for the first slot that is set.
+// Note [Device index checks], host side: `slots` (flag, value) pairs in mapped pinned host memory (taken from a
+// process-wide pool, zeroed by the host: no memset on the stream). The kernels record a bad index of slot k at
+// ptr(k), a device pointer to the same memory; raise_if_set waits for the stream (or, after fence(), for the
+// work launched before the fence only), reads every slot (no copy) and throws the CPU's IndexError for the
+// first slot that is set. A flag destroyed without being read (an exception between launch and read) waits
+// before its slots go back to the pool, so a late write can never land in another op's flag.
 //
 // Note [Single-slot raise_if_set]
 //   The one-slot overload used to forward as `raise_if_set(op, {dim}, {size})`. A braced list of one int64_t
@@ -34,7 +52,12 @@ enum class ScatterReduce : int { None = 0, Sum = 1, Prod = 2, Max = 3, Min = 4 }
 class IndexErrorFlag {
  public:
   IndexErrorFlag(int device, int slots = 1);
+  ~IndexErrorFlag();
+  IndexErrorFlag(const IndexErrorFlag &) = delete;
+  IndexErrorFlag &operator=(const IndexErrorFlag &) = delete;
   void *ptr(int slot = 0) const;
+  // Note [Check first]: every launch that writes the slots is behind; later reads wait for it, not the stream.
+  void fence();
   // IndexError "<op>(): index <v> is out of bounds for dimension <dims[k]> with size <sizes[k]>".
   void raise_if_set(const char *op, const std::vector<int64_t> &dims, const std::vector<int64_t> &sizes) const;
   // One slot (Note [Single-slot raise_if_set]: the vectors are spelled out, never `{dim}`).
@@ -47,9 +70,18 @@ class IndexErrorFlag {
   std::optional<int64_t> value() const;
 
  private:
+  // Waits for the stream (once), then the slots' words, host side.
+  const volatile int64_t *settled() const;
   int device_, slots_;
-  Tensor buf_;
+  int64_t *host_;                  // 2 * slots_ words of mapped pinned memory
+  unsigned long long device_ptr_;  // the same words as the device sees them
+  CUevent event_ = nullptr;        // fence()'s, from a per-device pool
+  mutable bool waited_ = false;
 };
+
+// Note [Check first]: the check of a kernel of its own (index.cu index_check_flat, or index_wrap for other
+// layouts) of the int64 `index` against `size` (kNonNegative or kWrapNegative) into slot 0 of `err`, fenced.
+void launch_index_check(int dev, const Tensor &index, int64_t size, IndexCheck check, IndexErrorFlag &err);
 
 // A CUDA int64 tensor read back to the host (synchronises the current stream). `t` holds `n` values.
 std::vector<int64_t> read_int64(const Tensor &t, int64_t n);
@@ -76,6 +108,12 @@ struct RowLaunch {
   int lanes = 1;
 };
 RowLaunch row_launch(int dev, int64_t rows, int64_t units, int per_thread = 1);
+
+// out = the rows of a contiguous `self` along dim d picked by `index` (int64, 1-D or 0-d, index[j * index_stride])
+// with a team of threads per row (index.cu select_rows_b<U>, Note [Row gathers]); out contiguous and not empty.
+// `check`: kNonNegative or kWrapNegative; `err` null after launch_index_check (Note [Check first]).
+void launch_select_rows(int dev, const Tensor &out, const Tensor &self, int64_t d, const Tensor &index,
+                        int64_t index_stride, IndexCheck check, void *err);
 
 // dst[p + index[p] * step] (reduce)= src[p] with `dst` restrided and `src` viewed over index's shape.
 void launch_scatter(int dev, const Tensor &dst, const Tensor &index, const Tensor &src, int64_t size, int64_t step,

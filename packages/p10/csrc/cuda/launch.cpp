@@ -17,6 +17,7 @@ struct Modules {
   ModuleProvider provider;
   std::map<std::pair<int, std::string>, CUmodule> modules;                // (device, module)
   std::map<std::tuple<int, std::string, std::string>, CUfunction> functions;  // (device, module, name)
+  std::map<std::tuple<CUfunction, unsigned, unsigned>, int> occupancy;         // resident_blocks_per_sm
 };
 Modules &modules() {
   static Modules *m = new Modules();
@@ -89,6 +90,23 @@ void unload_modules() {
   }
   m.modules.clear();
   m.functions.clear();
+  m.occupancy.clear();  // the handles are gone; new ones may reuse their values
+}
+
+int resident_blocks_per_sm(CUfunction f, unsigned block, unsigned shared_bytes) {
+  Modules &m = modules();
+  const auto key = std::make_tuple(f, block, shared_bytes);
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    auto it = m.occupancy.find(key);
+    if (it != m.occupancy.end()) return it->second;
+  }
+  int blocks = 0;
+  TP_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, &blocks, f, int(block), size_t(shared_bytes));
+  blocks = std::max(blocks, 1);
+  std::lock_guard<std::mutex> lock(m.mu);
+  m.occupancy.emplace(key, blocks);
+  return blocks;
 }
 
 LaunchConfig elementwise_config(int device, int64_t n, int per_thread, unsigned block) {

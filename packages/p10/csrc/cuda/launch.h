@@ -27,6 +27,11 @@ struct LaunchConfig {
 // device a few times over, never more than the work needs.
 LaunchConfig elementwise_config(int device, int64_t n, int per_thread = 1, unsigned block = 256);
 
+// How many blocks of `block` threads (and `shared_bytes` of dynamic shared memory) of `f` are resident on one SM
+// at once, as the driver works it out from the kernel's registers and shared memory; at least 1. Cached per
+// (f, block, shared_bytes). For grids sized to one wave (Note [One wave of blocks] in reduce_common.cuh).
+int resident_blocks_per_sm(CUfunction f, unsigned block, unsigned shared_bytes = 0);
+
 // Launch on `stream`. Arguments are passed by value; their C++ types must match the kernel's parameters.
 // A launch asking for more than 48 KiB of dynamic shared memory first raises the kernel's limit (the call is
 // cheap, and the limit is the function's, so asking every time keeps no state).

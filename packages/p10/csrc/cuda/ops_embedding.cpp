@@ -9,7 +9,7 @@
 // Note [Bag checks on the device]
 //   The CPU op's argument checks (ranks, dtypes, mode, per_sample_weights) run on meta copies. The checks of
 //   the data — offsets start at 0, never pass len(indices), never decrease; every index is a row — run in one
-//   kernel that records what it finds; the host reads the flags back (one synchronising copy) and, if any is
+//   kernel that records what it finds; the host reads the flags (one synchronisation) and, if any is
 //   set, copies indices and offsets to the CPU and runs the CPU op on them with a stand-in weight of the
 //   same shape (one element, expanded), which raises the CPU's own error for the first problem, in the CPU's
 //   order. Only a call that fails pays for those copies.

@@ -49,18 +49,17 @@ Tensor spread_index(const Tensor &index, const Shape &shape, int64_t d) {
 
 // out = index_select(self, d, index) for a contiguous self: whole rows of `inner` elements, a team of threads
 // per row (Note [Row gathers] in index.cu), moved in units of the widest of 16, 8, 4, 2, 1 bytes (at least one
-// element) that divides a row and aligns both pointers.
+// element) that divides a row and aligns both pointers. A large result checks the indices first (Note [Check
+// first] in index_common.h).
 void select_rows(int dev, const Tensor &out, const Tensor &self, int64_t d, const Tensor &index) {
-  int64_t inner = 1;
-  for (int64_t k = d + 1; k < self.dim(); ++k) inner *= self.size(k);
-  const int64_t item = self->itemsize();
-  const int64_t unit = row_unit(inner * item, item, {self.data_ptr(), out.data_ptr()}, 0);
-  const int64_t units = inner * item / unit, rows = out.numel() / inner;
-  const RowLaunch rl = row_launch(dev, rows, units, 8);
+  const int64_t index_stride = index.dim() ? index.stride(0) : int64_t(0);
   IndexErrorFlag err(dev);
-  launch(kernel(dev, "index.cu", "select_rows_b" + std::to_string(unit)), rl.config, stream_for(dev), rows,
-         int(units), index.numel(), self.size(d), out.data_ptr(), self.data_ptr(), index.data_ptr(),
-         index.dim() ? index.stride(0) : int64_t(0), rl.lanes, err.ptr());
+  if (out.numel() * int64_t(out->itemsize()) >= kCheckFirstBytes) {
+    launch_index_check(dev, index, self.size(d), kNonNegative, err);
+    launch_select_rows(dev, out, self, d, index, index_stride, kNonNegative, nullptr);  // bad rows skipped
+  } else {
+    launch_select_rows(dev, out, self, d, index, index_stride, kNonNegative, err.ptr());
+  }
   err.raise_if_set("index_select", d, self.size(d));
 }
 
@@ -80,7 +79,13 @@ static Tensor gather(const Tensor &self, int64_t dim, const Tensor &index, bool 
   const int64_t size = self.dim() ? self.size(d) : 1, step = self.dim() ? self.stride(d) : 0;
   const Tensor src = self.dim() ? restride(self, index.sizes(), d) : self;
   IndexErrorFlag err(dev);
-  launch_gather(dev, out, src, index, size, step, kNonNegative, err.ptr(), "gather");
+  // A large gather checks its index first (Note [Check first] in index_common.h): out and index bytes.
+  if (out.numel() * int64_t(out->itemsize() + 8) >= kCheckFirstBytes) {
+    launch_index_check(dev, index, size, kNonNegative, err);
+    launch_gather(dev, out, src, index, size, step, kNonNegative, nullptr, "gather");  // bad ones skipped
+  } else {
+    launch_gather(dev, out, src, index, size, step, kNonNegative, err.ptr(), "gather");
+  }
   err.raise_if_set("gather", d, size);
   return out;
 }

@@ -141,11 +141,46 @@ bool index_rows(int dev, const Tensor &out, const Prepared &p) {
          int(units), out.data_ptr(), p.restrided.data_ptr(), p.flat.data_ptr(), shift, rl.lanes);
   return true;
 }
+
+// x[idx] with one integer index tensor, on dim 0 of a contiguous x (the embedding-style row pick): the rows
+// of x at idx (negatives wrapped), out shaped idx.shape + x.shape[1:], by index_select's row kernel
+// (launch_select_rows) reading idx directly, without prepare()'s offsets pass. A large result checks the
+// indices first (Note [Check first] in index_common.h), a small one inside the row kernel. False when the
+// call is not of that form.
+bool index_dim0(int dev, const Tensor &self, const std::vector<Tensor> &indices, Tensor &out) {
+  if (indices.size() != 1 || !indices[0].defined() || self.dim() == 0 || !self.is_contiguous()) return false;
+  const ScalarType it = indices[0].dtype();
+  if (!is_integral(it, false) || it == ScalarType::UInt8) return false;  // uint8 (and bool): a mask
+  const int64_t size = self.size(0), item = self->itemsize();
+  int64_t inner = 1;
+  for (int64_t d = 1; d < self.dim(); ++d) inner *= self.size(d);
+  if (inner * item >= (int64_t(1) << 31)) return false;
+  // The indices as one evenly spaced int64 run: a 1-d int64 index as it is (any stride), others contiguous (a
+  // cast or a copy only when they are not already).
+  Tensor idx = as_int64(index_on(indices[0], self.device()));
+  if (idx.dim() > 1 && !idx.is_contiguous()) idx = contiguous_as(idx, ScalarType::Int64);
+  Shape shape = idx.sizes();
+  shape.insert(shape.end(), self.sizes().begin() + 1, self.sizes().end());
+  out = empty_tensor(shape, self.dtype(), self.device());
+  if (idx.numel() == 0) return true;
+  const int64_t stride = idx.dim() == 1 ? idx.stride(0) : 1;
+  const Tensor flat = make_view(idx, {idx.numel()}, {stride}, idx.storage_offset());
+  IndexErrorFlag err(dev);
+  if (out.numel() == 0 || out.numel() * item >= kCheckFirstBytes) {
+    launch_index_check(dev, flat, size, kWrapNegative, err);
+    if (out.numel()) launch_select_rows(dev, out, self, 0, flat, stride, kWrapNegative, nullptr);  // bad skipped
+  } else {
+    launch_select_rows(dev, out, self, 0, flat, stride, kWrapNegative, err.ptr());
+  }
+  err.raise_if_set("index", 0, size);
+  return true;
+}
 }  // namespace
 
 static Tensor index(const Tensor &self, std::vector<Tensor> indices) {
   const int dev = device_of("index", self);
   DeviceGuard guard(dev);
+  if (Tensor out; index_dim0(dev, self, indices, out)) return out;
   const Prepared p = prepare(self, indices, "index", dev);
   Tensor out = empty_tensor(p.shape, self.dtype(), self.device());
   if (index_rows(dev, out, p)) return out;

@@ -10,14 +10,12 @@
 
 namespace tp::p10::cuda {
 
-// The blocks per SM the kernels' __launch_bounds__ guarantee (reduce_common.cuh, Note [One wave of blocks]): a
-// split reduction launches at most this many blocks per SM, so that all of them run at once.
-constexpr int64_t kInnerBlocksPerSm = 2;  // TP_RED_INNER_BLOCKS_PER_SM: blocks of up to 512 threads
-constexpr int64_t kColsBlocksPerSm = 4;   // TP_RED_COLS_BLOCKS_PER_SM: blocks of 32 x 8 threads
-// Blocks per SM a split row reduction launches (e.g. amax of a 64M-element vector: 528 blocks on 132 SMs). The
-// H200 measured the one-wave split (kInnerBlocksPerSm, 264 blocks) 20% slower on amax/argmax of 64M floats
-// (2950 vs 3650 GB/s): with more blocks, more SMs hold 1024+ threads of loads in flight for longer.
-constexpr int64_t kInnerSplitBlocksPerSm = 4;
+// The blocks per SM the column kernels' __launch_bounds__ guarantee (reduce_common.cuh, Note [One wave of
+// blocks]): a split column reduction launches at most this many blocks per SM, so that all of them run at once.
+constexpr int64_t kColsBlocksPerSm = 4;  // TP_RED_COLS_BLOCKS_PER_SM: blocks of 32 x 8 threads
+// A split row reduction launches one wave of the row kernel at hand: as many blocks as the driver says are
+// resident (resident_blocks_per_sm; __launch_bounds__ guarantees at least TP_RED_INNER_BLOCKS_PER_SM = 2 of 512
+// threads). amax of a 64M-element vector: 2 x 132 = 264 blocks (48 registers), each thread 4 loads in flight.
 
 std::vector<bool> reduced_dims(int64_t nd, const std::optional<std::vector<int64_t>> &dim) {
   std::vector<bool> reduced(size_t(nd), !dim || dim->empty());
@@ -99,16 +97,17 @@ void run_reduce(int dev, const char *module, const char *base, const ReduceLayou
     const int64_t rows = L.outer, cols = L.red;
     unsigned block = 32;
     while (block < 512 && int64_t(block) * 4 < cols) block *= 2;
-    // A few long rows are split into about kInnerSplitBlocksPerSm blocks per SM, each split >= 8192 long: more
-    // than one wave of 512-thread blocks (Note [One wave of blocks]: rows are the exception).
-    if (rows < kInnerBlocksPerSm * sms && cols >= 32768)
-      splits = int(std::clamp<int64_t>((kInnerSplitBlocksPerSm * sms + rows - 1) / rows, 1,
-                                       std::min<int64_t>(1024, cols / 8192)));
+    // A few long rows are split, rows * splits blocks making at most one wave of this kernel (Note [One wave of
+    // blocks]; rounded down, so no block waits for a second wave), each split >= 8192 long.
+    const CUfunction f = kernel(dev, module, kname((b + "_inner").c_str(), t));
+    if (cols >= 32768) {
+      const int64_t wave = resident_blocks_per_sm(f, block) * sms;
+      if (rows < wave) splits = int(std::clamp<int64_t>(wave / rows, 1, std::min<int64_t>(1024, cols / 8192)));
+    }
     if (splits > 1) ws = empty_tensor({nout * splits * kStateBytes}, ScalarType::UInt8, device);
     void *w = splits > 1 ? ws.data_ptr() : nullptr;
     const unsigned grid = unsigned(splits > 1 ? rows : std::min<int64_t>(rows, sms * 32));
-    launch_2d(kernel(dev, module, kname((b + "_inner").c_str(), t)), grid, unsigned(splits), block, 1, stream,
-              rows, cols, splits, o0, o1, w, in, p, mode);
+    launch_2d(f, grid, unsigned(splits), block, 1, stream, rows, cols, splits, o0, o1, w, in, p, mode);
   } else {
     // Columns: 32 threads across adjacent columns per block, each thread 1 column or (colsv) one 16-byte vector
     // of them; a long reduced range is split when there are few column tiles, into at most one wave of resident

@@ -86,7 +86,8 @@ void scan_rows(int dev, const std::string &base, const Tensor &x, int64_t rows, 
   // status words]), zeroed; then the chunks' aggregates and inclusive totals (kStateBytes each, never read
   // before written).
   Tensor ctrl = empty_tensor({2 + 2 * blocks}, ScalarType::Int32, x.device());
-  call_op<Tensor>(TP_OP("fill_"), ctrl, Scalar(int64_t(0)));
+  TP_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(ctrl.data_ptr()), 0, size_t(2 + 2 * blocks) * 4,
+        stream_for(dev).handle);
   Tensor states = empty_tensor({2 * blocks * kStateBytes}, ScalarType::UInt8, x.device());
   char *agg = static_cast<char *>(states.data_ptr()), *incl = agg + blocks * kStateBytes;
   launch(kernel(dev, kModule, kname((base + "_rows").c_str(), x.dtype())), LaunchConfig{unsigned(blocks), kScanThreads, 0},

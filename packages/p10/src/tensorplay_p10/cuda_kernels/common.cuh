@@ -102,6 +102,20 @@ __device__ __forceinline__ Offsets offsets(const Geometry &g, int64 linear) {
 #define TP_GRID_STRIDE(i, n) \
   for (int64 i = int64(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64(gridDim.x) * blockDim.x)
 
+// ---- index checks ------------------------------------------------------------------------------------------
+// Record a bad value `v` in a (flag, value) slot of an IndexErrorFlag (csrc/cuda/index_common.h; Note [Device
+// index checks] in index.cu). The slot lives in mapped host memory, where device atomics are not guaranteed, so
+// plain stores: every writer writes a bad value, so whichever lands is one; one thread of each converged group
+// of a warp writes, so a tensor of bad indices costs a few writes over the bus, not one per element.
+__device__ __forceinline__ void record_bad(unsigned long long *slot, long long v) {
+  unsigned lower;
+  asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lower));
+  if ((__activemask() & lower) == 0) {
+    *reinterpret_cast<volatile unsigned long long *>(slot + 1) = (unsigned long long)v;
+    *reinterpret_cast<volatile unsigned long long *>(slot) = 1ull;
+  }
+}
+
 // ---- reductions --------------------------------------------------------------------------------------------
 // Sum across a warp with shuffles: after it, lane 0 holds the warp's total.
 template <typename T> __device__ __forceinline__ T warp_sum(T v) {

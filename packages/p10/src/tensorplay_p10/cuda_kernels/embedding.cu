@@ -4,8 +4,8 @@
 // Where it sits: launched by csrc/cuda/ops_embedding.cpp; the semantics are Note [Bags] in
 // kernels/embedding_bag.cpp (padding rows skipped and not counted, empty bags give zeros, max_indices -1 for an
 // empty bag in mode max, a NaN wins a max, 16-bit weights accumulate in float32). Three kernels:
-//   embedding_bag_check:  every offset and index checked, the first problem of each kind recorded
-//                         (Note [Device index checks] in index.cu; the host explains it, see ops_embedding.cpp);
+//   embedding_bag_check:  every offset and index checked, a problem of each kind recorded (Note [Device index
+//                         checks] in index.cu; the host explains it, see ops_embedding.cpp);
 //   embedding_bag_offset2bag: the bag of each index (-1 for indices after the last offset);
 //   embedding_bag_<T>:   one block per bag, threads across the embedding dim, rows read with the weight's
 //                        strides;
@@ -14,9 +14,7 @@
 
 typedef unsigned long long uint64;
 
-__device__ __forceinline__ void record(uint64 *slot, int64 v) {
-  if (atomicCAS(slot, 0ull, 1ull) == 0ull) slot[1] = (uint64)v;
-}
+__device__ __forceinline__ void record(uint64 *slot, int64 v) { record_bad(slot, v); }  // common.cuh
 
 // err: four (flag, value) slots: 0 an index out of [0, num), 1 offsets[0] != 0, 2 an offset > n, 3 a decrease.
 extern "C" __global__ void embedding_bag_check(int64 n, const int64 *idx, int64 num, int64 noff, const int64 *off,

@@ -12,10 +12,14 @@
 //
 // Note [Device index checks]
 //   The CPU checks every index before its loop. Here the check happens where the index is read: a bad index
-//   is not used, and the first thread to find one records (flag, value) in a two-word device buffer with
-//   atomicCAS. The host reads that buffer back after the launch (a synchronising 16-byte copy) and raises the
-//   CPU's IndexError. Which bad value is named may differ from the CPU's (the first one in index order) when
-//   several are bad; an in-place op may have written its good positions before the error is raised.
+//   is not used, and it is recorded as (flag, value) in a two-word slot (record_bad in common.cuh). The slot is
+//   mapped host memory (IndexErrorFlag, csrc/cuda/index_common.h): the host zeroes it before the launch and
+//   reads it after waiting for the launch, with no memset or copy on the stream, and raises the CPU's
+//   IndexError. Which bad value is named may differ from the CPU's (the first one in index order) when several
+//   are bad; an in-place op may have written its good positions before the error is raised. A long gather,
+//   index_select or x[idx] checks its indices in a kernel of their own (index_check_flat) and launches its
+//   main kernel before waiting, with err null: bad indices skipped, not recorded (Note [Check first] in
+//   index_common.h).
 #include "strided32.cuh"
 
 typedef unsigned short uint16;
@@ -24,14 +28,35 @@ typedef unsigned long long uint64;
 struct alignas(16) uint128 { uint64 lo, hi; };
 
 // ---- index checks (Note [Device index checks]) -------------------------------------------------------------
-// check: 0 = none (offsets already valid), 1 = [0, size), 2 = [-size, size) with negatives wrapped.
+// check: 0 = none (offsets already valid), 1 = [0, size), 2 = [-size, size) with negatives wrapped. A bad
+// index is recorded in err, or only skipped when err is null (a kernel launched after the check of Note [Check
+// first], whose flag it must not write).
 __device__ __forceinline__ bool valid_index(int64 &k, int64 size, int check, uint64 *err) {
   if (check == 0) return true;
   const int64 given = k;
   if (check == 2 && k < 0) k += size;
   if (k >= 0 && k < size) return true;
-  if (atomicCAS(err, 0ull, 1ull) == 0ull) err[1] = (uint64)given;
+  if (err) record_bad(err, given);
   return false;
+}
+
+// A check of n int64 indices at index[i * stride] against `size` (check 1 or 2, as valid_index): the first pass
+// of Note [Check first] (csrc/cuda/index_common.h). Four per thread, their loads in flight together.
+extern "C" __global__ void index_check_flat(int64 n, const int64 *index, int64 stride, int64 size, int check,
+                                           uint64 *err) {
+  const int64 step = int64(gridDim.x) * blockDim.x;
+  int64 i = int64(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * step < n; i += 4 * step) {
+    int64 k[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) k[u] = index[(i + u * step) * stride];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) valid_index(k[u], size, check, err);
+  }
+  for (; i < n; i += step) {
+    int64 k = index[i * stride];
+    valid_index(k, size, check, err);
+  }
 }
 
 // ---- gather: out[p] = src[p restrided + index[p] * step] ----------------------------------------------------
@@ -57,10 +82,35 @@ TP_GATHER(8, uint64)
 TP_GATHER(16, uint128)
 
 // gather_fast_b<N>: the same gather with 32-bit offsets (Note [Fast strided offsets]); k * step stays 64-bit.
+// Each thread takes TP_GATHER_ILP elements a grid apart at a time: their index loads are in flight together,
+// then their (dependent) source loads, instead of one element's two round trips after another. The host sizes
+// the grid for that many per thread (ops: launch_gather).
+#define TP_GATHER_ILP 4
 template <typename T>
 __device__ void gather_fast(unsigned n, const Strided32 &g, T *out, const T *src, const int64 *index, int64 size,
                             int64 step, int check, uint64 *err) {
-  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+  const unsigned stride = gridDim.x * blockDim.x;  // n < 2^31 and the grid < 2^22 threads: no wrap below
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  for (; i + (TP_GATHER_ILP - 1) * stride < n; i += TP_GATHER_ILP * stride) {
+    Offsets32 o[TP_GATHER_ILP];
+    int64 k[TP_GATHER_ILP];
+#pragma unroll
+    for (int u = 0; u < TP_GATHER_ILP; ++u) {
+      o[u] = offsets32<3>(g, i + u * stride);
+      k[u] = index[o[u].o[2]];
+    }
+    bool ok[TP_GATHER_ILP];
+    T v[TP_GATHER_ILP];
+#pragma unroll
+    for (int u = 0; u < TP_GATHER_ILP; ++u) {
+      ok[u] = valid_index(k[u], size, check, err);
+      if (ok[u]) v[u] = src[o[u].o[1] + k[u] * step];
+    }
+#pragma unroll
+    for (int u = 0; u < TP_GATHER_ILP; ++u)
+      if (ok[u]) out[o[u].o[0]] = v[u];
+  }
+  for (; i < n; i += stride) {
     const Offsets32 o = offsets32<3>(g, i);
     int64 k = index[o.o[2]];
     if (valid_index(k, size, check, err)) out[o.o[0]] = src[o.o[1] + k * step];
@@ -119,14 +169,16 @@ __device__ __forceinline__ void copy_row(U *__restrict__ dst, const U *__restric
   for (int64 r = int64(blockIdx.x) * teams + threadIdx.x / (lanes); r < (rows); r += int64(gridDim.x) * teams)
 
 // index_select: a contiguous self viewed as [outer, size, units]; out[o, j, :] = src[o, index[j], :] for
-// row r = o * nidx + j (Note [Row gathers]).
+// row r = o * nidx + j (Note [Row gathers]). check: valid_index's (1 for index_select, 2 for x[idx], which
+// wraps negatives); err null when the host checks the indices in a kernel of their own (Note [Check first]).
 template <typename U>
 __device__ void select_rows(int64 rows, int units, int64 nidx, int64 size, U *out, const U *src,
-                            const int64 *index, int64 index_stride, int lanes, uint64 *err) {
+                            const int64 *index, int64 index_stride, int lanes, int check, uint64 *err) {
   TP_FOR_ROWS(r, rows, lanes) {
     const int64 o = r < nidx ? 0 : r / nidx, j = r - o * nidx;
     int64 k = index[j * index_stride];
-    if (valid_index(k, size, 1, err)) copy_row(out + r * units, src + (o * size + k) * units, units, lane, lanes);
+    if (valid_index(k, size, check, err))
+      copy_row(out + r * units, src + (o * size + k) * units, units, lane, lanes);
   }
 }
 // x[idx] on the leading dims: out row r = the `units` units at element offset offsets[r] (index_offsets'
@@ -139,8 +191,8 @@ __device__ void gather_rows(int64 rows, int units, U *out, const U *src, const i
 #define TP_ROWS_KERNELS(N, U)                                                                               \
   extern "C" __global__ void select_rows_b##N(int64 rows, int units, int64 nidx, int64 size, U *out,       \
                                               const U *src, const int64 *index, int64 index_stride,         \
-                                              int lanes, uint64 *err) {                                     \
-    select_rows(rows, units, nidx, size, out, src, index, index_stride, lanes, err);                        \
+                                              int lanes, int check, uint64 *err) {                          \
+    select_rows(rows, units, nidx, size, out, src, index, index_stride, lanes, check, err);                 \
   }                                                                                                         \
   extern "C" __global__ void gather_rows_b##N(int64 rows, int units, U *out, const U *src,                 \
                                               const int64 *offsets, int shift, int lanes) {                 \
@@ -381,7 +433,7 @@ extern "C" __global__ void exclusive_scan_int64(int64 n, int64 *data, int64 *tot
   for (int64 base = 0; base < n; base += blockDim.x) {
     const int64 i = base + threadIdx.x;
     const int64 v = i < n ? data[i] : 0;
-    if (err && v < 0 && atomicCAS(err, 0ull, 1ull) == 0ull) err[1] = (uint64)v;
+    if (err && v < 0) record_bad(err, v);
     int64 tile;
     const int64 excl = block_exclusive_scan<int64>(v, &tile);
     if (i < n) data[i] = carry + excl;

@@ -3,7 +3,8 @@
 // Where it sits: included by those .cu files; the host side is csrc/cuda/reduce.h (ops_reduce_plan.cpp), which
 // lays the input out as a contiguous [outer, red, inner] block and picks one of two kernels:
 //   <op>_inner_<T>: inner == 1, each of `rows` rows is `cols` contiguous elements. One block per row (rows
-//                   grid-strided), 16-byte vector loads; a long row is split over gridDim.y blocks ("splits").
+//                   grid-strided), 16-byte vector loads, TP_RED_BATCH of them in flight per thread; a long row
+//                   is split over gridDim.y blocks ("splits").
 //   <op>_cols_<T>:  inner > 1, the reduced dim strides over `inner` contiguous columns. A block of 32 x 8
 //                   threads takes 32 adjacent columns (coalesced loads), its 8 rows of threads split the reduced
 //                   range and meet in shared memory; gridDim.y splits a long reduced range over blocks.
@@ -15,7 +16,8 @@
 //                   atomics: the result does not depend on the order blocks finish in.
 // An op is a struct (see reduce_sums.cu) with a state type S and
 //   S init()                      the identity of merge;
-//   S step(S s, T x, int64 idx)   fold one element (idx: its position in the reduced range, row-major);
+//   S step(S s, T x, int64 idx)   fold one element (idx: its position in the reduced range, row-major; a
+//                                 state sees its elements in increasing idx: Note [Steps in index order]);
 //   S merge(S a, S b)             fold two states;
 //   void finish(S s, int64 o, char *out0, char *out1)   write output o;
 // and the members `p` (a double parameter: var's correction, norm's p) and `mode` (flags), set per launch.
@@ -26,20 +28,32 @@
 //   a few tens of KB in flight, and it takes as long as a whole wave did. So the host (ops_reduce_plan.cpp)
 //   splits a long reduction into at most as many blocks as are resident at once: the kernels declare
 //   __launch_bounds__(threads, blocks per SM) below, which caps their registers so that this many blocks fit
-//   on an SM whatever the op's state, and the host sizes the split to that count. Every block then starts at
-//   once and they finish together; each thread keeps several 16-byte loads in flight (the unrolled loops) so
-//   that the few blocks still saturate HBM.
-//   The exception, measured on the H200: a split ROW reduction (a full reduction, rows = 1) ran 20% slower in
-//   one wave (2 blocks of 512 threads per SM) than in ceil(4 * SMs / rows) blocks, about two waves; the host
-//   launches that many (kInnerSplitBlocksPerSm). The column kernels keep one wave.
+//   on an SM whatever the op's state, and the host sizes the split to that count (for the row kernel, to the
+//   count the driver reports for the kernel at hand, which may be more). Every block then starts at once and
+//   they finish together; each thread keeps several 16-byte loads in flight so that the few blocks still
+//   saturate HBM: the loops load a batch (TP_RED_BATCH vectors, or rows) into registers before folding any.
+//   History, measured on the H200: the row loop once relied on `#pragma unroll 4` for that, but the compiler
+//   kept each load next to its fold (seen in the SASS of sum and amax alike), so one 16-byte load was in
+//   flight per thread. Speed then followed residency: amax (32 registers, 4 blocks of 512 per SM) ran at 3650 GB/s,
+//   argmax and var (42-43 registers, 2 blocks per SM) at 0.74x and 0.84x PyTorch, and amax in one wave of 2
+//   blocks per SM at 2950 GB/s. The explicit batch keeps 64 bytes per thread in flight at any residency.
 #define TP_RED_INNER_THREADS 512
-#define TP_RED_INNER_BLOCKS_PER_SM 2  // kInnerBlocksPerSm in ops_reduce_plan.cpp
+#define TP_RED_BATCH 4  // 16-byte vectors (row kernel; 2 for 1-byte types) or rows (column kernel) loaded
+                        // before any of them is folded
+#define TP_RED_INNER_BLOCKS_PER_SM 2  // at least; the host asks the driver for the real count (ops_reduce_plan.cpp)
 #define TP_RED_COLS_BLOCKS_PER_SM 4   // kColsBlocksPerSm in ops_reduce_plan.cpp (blocks of 32 x 8 threads)
 //
 // Note [Merge order]
 //   Threads take strided elements and trees of shuffles fold them, so states are merged in no fixed order: every
 //   merge must be commutative as well as associative. Sums are (up to rounding); max/argmax break ties by the
 //   smaller index, so "the FIRST index of the extreme" holds whatever the order (reduce_order.cu).
+//
+// Note [Steps in index order]
+//   merge() sees states in any order, but step() does not: every loop below folds a thread's elements into its
+//   state in increasing idx (a row: head, vector body, tail, each ascending; a column: ascending rows, and a
+//   batch's elements in ascending idx). So a step may assume that every element already in the state came
+//   earlier than x: argmax keeps the first maximum by taking x only when it is strictly larger, without
+//   comparing indices (reduce_order.cu). A new loop must keep this order, or such ops break ties wrongly.
 #pragma once
 #include "common.cuh"
 
@@ -90,6 +104,18 @@ __device__ __forceinline__ typename Op::S fold_batch(const Op &op, typename Op::
   return s;
 }
 
+// Fold G 16-byte vectors of one row into its state: vector g holds the elements at idx + g * stride + k, k <
+// 16 / sizeof(T). By default one fold_batch per vector, in order; an op may overload it to fold all G * V
+// elements as one batch (VarOp: one merge per 16 elements instead of per 4). Found by argument-dependent lookup,
+// as fold_batch is.
+template <typename Op, typename T, int G>
+__device__ __forceinline__ typename Op::S fold_vectors(const Op &op, typename Op::S s, const Vec16<T> (&v)[G],
+                                                       int64 idx, int64 stride) {
+#pragma unroll
+  for (int g = 0; g < G; ++g) s = fold_batch(op, s, v[g].v, idx + g * stride, 1);
+  return s;
+}
+
 template <typename Op, typename T>
 __device__ void reduce_inner(int64 rows, int64 cols, int splits, char *out0, char *out1, typename Op::S *ws,
                              const T *in, double p, int mode) {
@@ -109,10 +135,17 @@ __device__ void reduce_inner(int64 rows, int64 cols, int splits, char *out0, cha
       int64 body = lo + (mis ? int64((16 - mis) / sizeof(T)) : 0);
       if (body > hi) body = hi;
       for (int64 c = lo + threadIdx.x; c < body; c += blockDim.x) s = op.step(s, row[c], c);
-      const int64 nvec = (hi - body) / V;
+      const int64 nvec = (hi - body) / V, bd = blockDim.x;
       const Vec16<T> *vp = reinterpret_cast<const Vec16<T> *>(row + body);
-#pragma unroll 4
-      for (int64 j = threadIdx.x; j < nvec; j += blockDim.x) {  // unrolled: several loads in flight
+      constexpr int G = sizeof(T) == 1 ? 2 : TP_RED_BATCH;  // 1-byte types: 32 elements a batch, not 64
+      int64 j = threadIdx.x;
+      for (; j + (G - 1) * bd < nvec; j += G * bd) {  // Note [One wave of blocks]
+        Vec16<T> v[G];
+#pragma unroll
+        for (int g = 0; g < G; ++g) v[g] = vp[j + g * bd];  // every load issued before any fold
+        s = fold_vectors(op, s, v, body + j * V, bd * V);
+      }
+      for (; j < nvec; j += bd) {  // the thread's last < G vectors
         const Vec16<T> v = vp[j];
         s = fold_batch(op, s, v.v, body + j * V, 1);
       }
@@ -156,7 +189,7 @@ __device__ void reduce_cols(int64 outer, int64 red, int64 inner, int splits, cha
       } else {
         // G rows of V columns at a time: G vector loads in flight, then each column folds its G elements as
         // one batch (fold_batch), G rows of threads apart.
-        const int G = 4;
+        const int G = TP_RED_BATCH;
         const int64 by = blockDim.y;
         int64 r = lo + threadIdx.y;
         for (; r + (G - 1) * by < hi; r += G * by, p += G * step) {

@@ -10,8 +10,14 @@
 //   is the FIRST extreme. Threads see strided elements and merge in no fixed order (Note [Merge order]), so the
 //   state carries its index and merge orders (value, index) totally: NaN first, then the larger (smaller)
 //   value, then the smaller index. Every order of merges then picks the same element: the first NaN if there is
-//   one, else the first maximum. The identity is (lowest, index INT64_MAX): any element beats it, even one equal
-//   to the lowest value (-inf).
+//   one, else the first maximum. The identity is (lowest, index INT64_MAX); in merge() any element beats it,
+//   even one equal to the lowest value (-inf).
+//   step() is cheaper (Note [Steps in index order]: x comes after everything in the state): x replaces the state
+//   when the state is not NaN and x is NaN or strictly beyond it, `!(x <= v) && v == v` for max, two compares
+//   and no index comparison. An element equal to the lowest value (-inf, INT64_MIN, false) therefore never
+//   replaces the identity: a state, and after every merge the result, keeps index INT64_MAX exactly when all
+//   its elements equal the lowest value. Then the first of them, index 0 of the reduced range, is the answer,
+//   and finish() writes that.
 #include "reduce_common.cuh"
 
 template <typename M> struct Limits {  // integers: two's complement
@@ -49,7 +55,11 @@ template <typename T, bool IsMax> struct ValueOp {
     if (is_nan(b.v)) return b;
     return (IsMax ? b.v > a.v : b.v < a.v) ? b : a;
   }
-  __device__ __forceinline__ S step(S a, T x, int64) const { return merge(a, S{load(x)}); }
+  __device__ __forceinline__ S step(S a, T x, int64) const {  // NaN sticks; a NaN x wins
+    const M v = load(x);
+    if (!(IsMax ? v <= a.v : v >= a.v) && !is_nan(a.v)) a.v = v;
+    return a;
+  }
   __device__ __forceinline__ void finish(S a, int64 o, char *out0, char *) const {
     reinterpret_cast<T *>(out0)[o] = store<T>(a.v);
   }
@@ -79,10 +89,19 @@ template <typename T, bool IsMax> struct ArgOp {
     if (IsMax ? a.v > b.v : a.v < b.v) return a;
     return b.i < a.i ? b : a;
   }
-  __device__ __forceinline__ S step(S a, T x, int64 idx) const { return merge(a, S{load(x), idx}); }
+  // Note [Steps in index order]: idx is larger than every index in `a`, so a tie keeps `a`.
+  __device__ __forceinline__ S step(S a, T x, int64 idx) const {
+    const M v = load(x);
+    if (!(IsMax ? v <= a.v : v >= a.v) && !is_nan(a.v)) {
+      a.v = v;
+      a.i = idx;
+    }
+    return a;
+  }
   __device__ __forceinline__ void finish(S a, int64 o, char *out0, char *out1) const {
     if (out0) reinterpret_cast<T *>(out0)[o] = store<T>(a.v);
-    reinterpret_cast<int64 *>(out1)[o] = a.i;
+    // Still the identity's index: every element equals the lowest value (Note [NaN and first index on the device]).
+    reinterpret_cast<int64 *>(out1)[o] = a.i == int64(0x7fffffffffffffffll) ? 0 : a.i;
   }
 };
 template <typename T> using ArgmaxOp = ArgOp<T, true>;

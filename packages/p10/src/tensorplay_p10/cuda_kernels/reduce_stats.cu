@@ -82,6 +82,27 @@ __device__ __forceinline__ typename VarOp<T>::S fold_batch(const VarOp<T> &op, t
   return op.merge(s, typename VarOp<T>::S{mean, m2, int64(N)});
 }
 
+// The row loop's batch of G vectors (reduce_common.cuh fold_vectors) as ONE batch of G * V elements (16 for
+// float32: one merge, so one division, per 16 elements). 2-byte types (V = 8) keep a batch per vector: 32
+// elements at once would hold 32 float32 values in registers.
+template <typename T, int G>
+__device__ __forceinline__ typename VarOp<T>::S fold_vectors(const VarOp<T> &op, typename VarOp<T>::S s,
+                                                             const Vec16<T> (&v)[G], int64 idx, int64 stride) {
+  const int V = 16 / sizeof(T);
+  if constexpr (G * V <= 16) {
+    T x[G * V];
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+      for (int k = 0; k < V; ++k) x[g * V + k] = v[g].v[k];
+    return fold_batch(op, s, x, idx, 1);  // the indices are not used
+  } else {
+#pragma unroll
+    for (int g = 0; g < G; ++g) s = fold_batch(op, s, v[g].v, idx + g * stride, 1);
+    return s;
+  }
+}
+
 // Note [Online logsumexp]
 //   The state (m, s) stands for s * e^m: m is the largest element seen and s the sum of e^(x - m). A larger x
 //   rescales s; merging rescales the smaller side. Equal m's (two +inf, or -inf and -inf) add without forming

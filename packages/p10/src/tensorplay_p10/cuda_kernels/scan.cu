@@ -38,6 +38,17 @@
 //   accesses, which the GPU performs whole: a reader that sees the flag sees its value, so no fence is needed
 //   on either side and a step back is one round trip. The words sit after the ticket counter, one per chunk
 //   (the host zeroes 2 ints per chunk for them); larger states keep the flag / fence / value protocol.
+//
+// Note [Scan chunk phases]
+//   A chunk's block loads its elements, scans them, looks back and stores; only the first phase keeps HBM
+//   busy, so throughput is how many chunks' loads are in flight per SM. Two things set that. (1) Every load of
+//   a chunk must be issued before any of them is waited for: with the bounds test `j < m` (64-bit) on each,
+//   the compiler interleaved loads with the shared-memory stores that consume them, a stall every two loads
+//   (the H200 ran a 64M-element cumsum at 0.80x PyTorch). A full chunk — every chunk but a row's last — now
+//   loads all its elements into registers, unconditionally, before storing any. (2) Blocks per SM: the
+//   thread's elements are read from shared memory again for the final pass instead of being kept in
+//   registers across the look-back, which brought cumsum_rows_float32 from 60 to 32 registers (4 -> 8 blocks
+//   of 256 per SM; 17 KB of shared memory each).
 #include "common.cuh"
 
 #define TP_SCAN_THREADS 256
@@ -216,21 +227,33 @@ __device__ void scan_rows(int64 n, int64 nchunks, char *out0, char *out1, int *c
   if (threadIdx.x == 0) s_ticket = int64(atomicAdd(reinterpret_cast<unsigned long long *>(ctrl), 1ull));
   __syncthreads();
   const int64 t = s_ticket, r = t / nchunks, c = t % nchunks;
-  const int64 lo = c * kChunk, m = n - lo < kChunk ? n - lo : kChunk;
+  const int64 lo = c * kChunk;
+  const int m = n - lo < kChunk ? int(n - lo) : kChunk;  // elements in this chunk
   const T *src = in + r * n + lo;
+  // Striped loads (coalesced), every one issued before the first store to shared memory waits for one (Note
+  // [Scan chunk phases]): a full chunk, every chunk but a row's last, loads without bounds tests.
+  if (m == kChunk) {
+    T x[Items];
 #pragma unroll
-  for (int k = 0; k < Items; ++k) {  // striped: coalesced
-    const int j = k * TP_SCAN_THREADS + threadIdx.x;
-    tile[j + (j >> 5)] = j < m ? op.elem(src[j], lo + j) : op.ident();
+    for (int k = 0; k < Items; ++k) x[k] = src[k * TP_SCAN_THREADS + threadIdx.x];
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const int j = k * TP_SCAN_THREADS + threadIdx.x;
+      tile[j + (j >> 5)] = op.elem(x[k], lo + j);
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < Items; ++k) {
+      const int j = k * TP_SCAN_THREADS + threadIdx.x;
+      tile[j + (j >> 5)] = j < m ? op.elem(src[j], lo + j) : op.ident();
+    }
   }
   __syncthreads();
-  S items[Items];
   S mine = op.ident();
 #pragma unroll
-  for (int k = 0; k < Items; ++k) {  // blocked: thread i holds elements i * Items ...
+  for (int k = 0; k < Items; ++k) {  // blocked: thread i folds elements i * Items ...
     const int j = threadIdx.x * Items + k;
-    items[k] = tile[j + (j >> 5)];
-    mine = op.combine(mine, items[k]);
+    mine = op.combine(mine, tile[j + (j >> 5)]);
   }
   S total;
   const S excl = block_exclusive(op, mine, total);
@@ -245,9 +268,9 @@ __device__ void scan_rows(int64 n, int64 nchunks, char *out0, char *out1, int *c
   __syncthreads();
   S run = op.combine(s_prefix, excl);
 #pragma unroll
-  for (int k = 0; k < Items; ++k) {
+  for (int k = 0; k < Items; ++k) {  // the thread's elements again, from shared memory (Note [Scan chunk phases])
     const int j = threadIdx.x * Items + k;
-    run = op.combine(run, items[k]);
+    run = op.combine(run, tile[j + (j >> 5)]);
     tile[j + (j >> 5)] = run;
   }
   __syncthreads();
