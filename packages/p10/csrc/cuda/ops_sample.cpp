@@ -64,6 +64,23 @@ Tensor top_p_filter(const Tensor &p, double top_p) {
                                       number(0.0));
   return call_op<Tensor>(TP_OP("scatter.src"), p, int64_t(1), order, kept, std::optional<std::string>());
 }
+// Note [Sampling on CUDA] on x, [rows, V] float64 logits: the picks, int64 [rows] or [rows, 1]. Only dispatched
+// ops and a host read of two flag rows, so it runs on any device.
+Tensor sample_rows(const Tensor &x, double temperature, int64_t top_k, double top_p) {
+  if (temperature <= 1e-5) return call_op<Tensor>(TP_OP("argmax"), x, std::optional<int64_t>(1), false);
+  const int64_t rows = x.size(0), v = x.size(1);
+  Tensor z = call_op<Tensor>(TP_OP("div"), x, number(temperature), std::optional<std::string>());
+  check_rows(z, rows);
+  if (top_k > 0 && top_k < v) {
+    const Tensor vals = std::get<0>(call_op<std::tuple<Tensor, Tensor>>(TP_OP("topk"), z, top_k, int64_t(1), true,
+                                                                       true));
+    const Tensor cut = call_op<Tensor>(TP_OP("narrow"), vals, int64_t(1), top_k - 1, int64_t(1));  // [rows, 1]
+    z = call_op<Tensor>(TP_OP("where"), call_op<Tensor>(TP_OP("ge"), z, cut), z, number(-INFINITY));
+  }
+  Tensor p = call_op<Tensor>(TP_OP("softmax.int"), z, int64_t(1), std::optional<ScalarType>());
+  if (top_p < 1.0) p = top_p_filter(p, top_p);
+  return call_op<Tensor>(TP_OP("multinomial"), p, int64_t(1), true);
+}
 }  // namespace
 
 static void sample(const Operator &, Stack &s, void *) {
@@ -87,24 +104,8 @@ static void sample(const Operator &, Stack &s, void *) {
   }
   const Tensor x = call_op<Tensor>(TP_OP("view"), contiguous_as(logits, ScalarType::Float64),
                                    std::vector<int64_t>{rows, v});
-  Tensor picks;  // [rows] or [rows, 1] int64
-  if (temperature <= 1e-5) {
-    picks = call_op<Tensor>(TP_OP("argmax"), x, std::optional<int64_t>(1), false);
-  } else {
-    Tensor z = call_op<Tensor>(TP_OP("div"), x, number(temperature), std::optional<std::string>());
-    check_rows(z, rows);
-    if (top_k > 0 && top_k < v) {
-      const Tensor vals = std::get<0>(call_op<std::tuple<Tensor, Tensor>>(TP_OP("topk"), z, top_k, int64_t(1), true,
-                                                                         true));
-      const Tensor cut = call_op<Tensor>(TP_OP("narrow"), vals, int64_t(1), top_k - 1, int64_t(1));  // [rows, 1]
-      z = call_op<Tensor>(TP_OP("where"), call_op<Tensor>(TP_OP("ge"), z, cut), z, number(-INFINITY));
-    }
-    Tensor p = call_op<Tensor>(TP_OP("softmax.int"), z, int64_t(1), std::optional<ScalarType>());
-    if (top_p < 1.0) p = top_p_filter(p, top_p);
-    picks = call_op<Tensor>(TP_OP("multinomial"), p, int64_t(1), true);
-  }
-  s.push_back(Value(call_op<Tensor>(TP_OP("reshape"), picks, std::vector<int64_t>(out_shape.begin(),
-                                                                                   out_shape.end()))));
+  s.push_back(Value(call_op<Tensor>(TP_OP("reshape"), sample_rows(x, temperature, top_k, top_p),
+                                    std::vector<int64_t>(out_shape.begin(), out_shape.end()))));
 }
 
 TP_LIBRARY(cuda_sample) { TP_IMPL_BOXED(lib, "sample", CUDA, &sample); }
