@@ -1,22 +1,22 @@
 """CUDA ops run whole on the CPU: the host path against the stand-in driver, the kernels' own source emulated.
 
 Where it sits: between test_cuda_nvrtc.py (the kernels compile) and the GPU tests (they compute right on a
-GPU).
-cuda_emu/ holds a small emulation of CUDA's execution model (cuda_emu.h: blocks of cooperative threads,
+GPU). cuda_emu/ holds a small emulation of CUDA's execution model (cuda_emu.h: blocks of cooperative threads,
 __syncthreads and warp shuffles as barriers; a barrier that cannot open is reported as a deadlock) and the
-stand-in libcuda (fake_cuda.c) built so that cuLaunchKernel runs the named kernel through it. The kernel files
-are the shipped ones, copied, with common.cuh's two PTX conversions swapped for C. Each script below calls a
+stand-in libcuda (fake_cuda.c) built so that cuLaunchKernel runs the named kernel through it
+(cuda_testing.build_emulated_driver). The kernel files are the shipped ones, copied, with common.cuh's two PTX
+conversions swapped for C. Each script below calls a
 CUDA op on CPU-made inputs moved to "cuda" and compares with the CPU op (the oracle of test_opdb.py): shapes,
 dtypes, values, errors, and launch plans across multiprocessor counts (TP_EMU_SMS). It catches index
 arithmetic, races between barriers, scratch layouts and host-side planning without a GPU; it cannot catch what
 only hardware shows (timing, memory ordering beyond barriers, register limits). Needs g++ and cc; skips
-without them.
+without them. The same driver runs a GPU test file's cases for these ops:
+    TP_CUDA_DRIVER_LIBRARY=<build_emulated_driver(dir)> pytest test_cuda_llm_ops.py -k "delta_rule or paged"
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -24,56 +24,16 @@ from pathlib import Path
 
 import pytest
 
-from tensorplay_p10.cuda import _loader
-
-EMU = Path(__file__).parent / "cuda_emu"
-
-# common.cuh's inline PTX, and what the emulator runs instead (cuda_emu.h's emu_half_to_float and
-# emu_float_to_half)
-_PATCHES = {
-    'asm("{ cvt.f32.f16 %0, %1; }" : "=f"(f) : "h"(h.bits));': "f = emu_half_to_float(h.bits);",
-    'asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h.bits) : "f"(f));': "h.bits = emu_float_to_half(f);",
-}
+sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find cuda_testing
+from cuda_testing import build_emulated_driver  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def emulated_driver(tmp_path_factory) -> str:
-    cxx, cc = shutil.which("g++") or shutil.which("c++"), shutil.which("cc") or shutil.which("gcc")
-    if cxx is None or cc is None:
-        pytest.skip("no C/C++ compiler to build the CUDA emulator")
-    d = tmp_path_factory.mktemp("cuda_emu")
-    kernels = d / "kernels"
-    kernels.mkdir()
-    for src in list(_loader.KERNEL_DIR.glob("*.cu")) + list(_loader.KERNEL_DIR.glob("*.cuh")):
-        text = src.read_text().replace("extern __shared__", "extern")
-        if src.name == "common.cuh":
-            for ptx, c in _PATCHES.items():
-                assert ptx in text, f"common.cuh changed: update test_cuda_emulated.py's patch for {ptx}"
-                text = text.replace(ptx, c)
-        (kernels / src.name).write_text(text)
-    lib = d / "libtpemu.so"
-    flags = ["-std=c++17", "-O1", "-fPIC", "-shared", f"-I{EMU}", f"-I{kernels}"]
-    subprocess.run(
-        [cxx, *flags, str(EMU / "emu_kernels.cpp"), str(EMU / "emu_runtime.cpp"), "-o", str(lib)], check=True
-    )
-    driver = d / "libcuda.so.1"
-    subprocess.run(
-        [
-            cc,
-            "-shared",
-            "-fPIC",
-            "-O1",
-            "-DTP_EMU_KERNELS",
-            str(EMU / "fake_cuda.c"),
-            "-o",
-            str(driver),
-            f"-L{d}",
-            "-ltpemu",
-            f"-Wl,-rpath,{d}",
-        ],
-        check=True,
-    )
-    return str(driver)
+    try:
+        return str(build_emulated_driver(tmp_path_factory.mktemp("cuda_emu")))
+    except FileNotFoundError as e:
+        pytest.skip(str(e))
 
 
 def run_emulated(driver: str, script: str, sms: int = 4) -> None:
