@@ -26,7 +26,7 @@ import tensorplay_p10 as tp
 sys.path.insert(
     0, str(Path(__file__).parent)
 )  # importlib mode leaves sys.path alone: find cuda_testing, opdb
-from cuda_testing import DEV, f64, needs_cuda, needs_device  # noqa: E402
+from cuda_testing import DEV, f64, kernel_entries, needs_cuda, needs_device  # noqa: E402
 from opdb.recurrent import delta_rule_ref, paged_attention_ref  # noqa: E402
 
 rng = np.random.default_rng(0)
@@ -501,3 +501,23 @@ def test_bool_add_mul_sub():
         a.sub_(b)
     with pytest.raises(RuntimeError, match="Boolean alpha only supported for Boolean results"):
         tp.add(a, b, alpha=2)
+
+
+# ---- the kernel names the ops ask for (no GPU needed, only NVRTC) ------------------------------------------
+def test_kernel_names_exist():
+    rows = [0, 1, 2, 4, 8, 16, 32]  # cuda/delta_rule.h delta_rows_kernel
+    assert {f"delta_fwd_r{r}_{m}" for r in rows for m in ("float32", "float64")} <= kernel_entries(
+        "delta_rule.cu"
+    )
+    assert {f"delta_bwd_r{r}_{m}" for r in rows for m in ("float32", "float64")} <= kernel_entries(
+        "delta_rule_backward.cu"
+    )
+    floats = ("float16", "bfloat16", "float32", "float64")
+    assert {f"paged_attention_{t}" for t in floats} <= kernel_entries("paged_attention.cu")
+    assert {f"rrelu_with_noise_{t}" for t in floats} <= kernel_entries("random.cu")
+    assert {f"angle_{f}_{t}" for f in ("contig", "strided") for t in floats} <= kernel_entries(
+        "unary_math.cu"
+    )
+    assert {
+        f"{op}_{f}_bool" for op in ("add", "mul") for f in ("contig", "scalar", "strided")
+    } <= kernel_entries("binary.cu")

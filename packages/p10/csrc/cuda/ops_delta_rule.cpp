@@ -92,9 +92,12 @@ static std::tuple<Tensor, Tensor> delta_rule(const Tensor &query, const Tensor &
   const DeltaPlan plan = delta_forward_plan(d.B, d.H, d.Dk, d.Dv, properties(o.dev).multi_processor_count);
   if (plan.grid > 0) {  // every (b, h) with at least one column: Dk = 0 still writes zero outputs
     check_grid(op, plan.grid);
-    Tensor scratch = empty_tensor({std::max<int64_t>(1, plan.grid * plan.scratch_per_block)}, d.mt, o.device);
+    // scratch slots only when the rows do not fit in registers (Dk > 256)
+    const Tensor scratch = plan.scratch_per_block > 0
+                               ? empty_tensor({plan.grid * plan.scratch_per_block}, d.mt, o.device)
+                               : Tensor();
     DeltaParams p = base_params(d, o, plan);
-    p.out = out.data_ptr(), p.state = state.data_ptr(), p.scratch = scratch.data_ptr();
+    p.out = out.data_ptr(), p.state = state.data_ptr(), p.scratch = ptr_or_null(scratch);
     launch(kernel(o.dev, "delta_rule.cu", entry("delta_fwd", plan, d.mt)),
            LaunchConfig{unsigned(plan.grid), unsigned(32 * plan.warps), 0}, stream_for(o.dev), p);
   }
