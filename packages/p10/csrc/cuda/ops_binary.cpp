@@ -6,6 +6,8 @@
 // CPU's own rules), broadcasting, the output's allocation and checks, and the choice of kernel form:
 //   contig (every operand contiguous, no broadcast), scalar (one operand a CPU number, as in `x * 2`: its value
 //   travels as a kernel argument), strided (anything else, Note [Kernel geometry]).
+// bool results add and multiply with the bool kernels, and bool - bool raises the CPU's error (Note [Bool
+// arithmetic] in binary.cu).
 #include <type_traits>
 
 #include "cuda/elementwise.h"
