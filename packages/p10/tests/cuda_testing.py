@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
-from tensorplay_p10.cuda import _compiler
+from tensorplay_p10.cuda import _compiler, _loader
 
 DEV = os.environ.get("TP_CUDA_TEST_DEVICE", "cuda")  # see Note [dry run on the CPU]
 
@@ -157,3 +159,54 @@ def ptx_of(module: str) -> str:
 def kernel_entries(module: str) -> set[str]:
     """The kernel names cuda_kernels/<module> defines, compiled for sm_80 (skips without NVRTC)."""
     return entries(ptx_of(module))
+
+
+# ---- the CUDA emulator (cuda_emu/, test_cuda_emulated.py) ------------------------------------------------
+_EMU = Path(__file__).parent / "cuda_emu"
+# common.cuh's inline PTX, and what the emulator runs instead (cuda_emu.h's emu_half_to_float and
+# emu_float_to_half)
+_EMU_PATCHES = {
+    'asm("{ cvt.f32.f16 %0, %1; }" : "=f"(f) : "h"(h.bits));': "f = emu_half_to_float(h.bits);",
+    'asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h.bits) : "f"(f));': "h.bits = emu_float_to_half(f);",
+}
+
+
+def build_emulated_driver(dest) -> Path:
+    """Build the stand-in libcuda.so.1 that runs kernels through the emulator into the folder `dest`, from a
+    copy of the shipped kernel sources (PTX conversions swapped for C, `extern __shared__` for `extern`), and
+    return its path: TP_CUDA_DRIVER_LIBRARY=<it> makes "cuda" ops run on the CPU. FileNotFoundError without a
+    C/C++ compiler."""
+    cxx, cc = shutil.which("g++") or shutil.which("c++"), shutil.which("cc") or shutil.which("gcc")
+    if cxx is None or cc is None:
+        raise FileNotFoundError("no C/C++ compiler to build the CUDA emulator")
+    d = Path(dest)
+    kernels = d / "kernels"
+    kernels.mkdir(parents=True, exist_ok=True)
+    for src in list(_loader.KERNEL_DIR.glob("*.cu")) + list(_loader.KERNEL_DIR.glob("*.cuh")):
+        text = src.read_text().replace("extern __shared__", "extern")
+        if src.name == "common.cuh":
+            for ptx, c in _EMU_PATCHES.items():
+                assert ptx in text, f"common.cuh changed: update cuda_testing.py's emulator patch for {ptx}"
+                text = text.replace(ptx, c)
+        (kernels / src.name).write_text(text)
+    lib = d / "libtpemu.so"
+    sources = [str(_EMU / "emu_kernels.cpp"), str(_EMU / "emu_runtime.cpp")]
+    flags = ["-std=c++17", "-O1", "-fPIC", "-shared", f"-I{_EMU}", f"-I{kernels}"]
+    subprocess.run([cxx, *flags, *sources, "-o", str(lib)], check=True)
+    driver = d / "libcuda.so.1"
+    link = [f"-L{d}", "-ltpemu", f"-Wl,-rpath,{d}"]
+    subprocess.run(
+        [
+            cc,
+            "-shared",
+            "-fPIC",
+            "-O1",
+            "-DTP_EMU_KERNELS",
+            str(_EMU / "fake_cuda.c"),
+            "-o",
+            str(driver),
+            *link,
+        ],
+        check=True,
+    )
+    return driver

@@ -1,10 +1,11 @@
 """The host side of CUDA ops, run on the CPU against a stand-in driver: no call may hang.
 
-A tiny C library (compiled here with the system C compiler) stands in for ``libcuda.so.1``: device memory is
-host memory, copies and memsets are ``memcpy``/``memset``, every wait returns at once and kernels are not run,
-so the device-side index checks read back zero. The ops below then run their whole host path (meta checks,
-allocation, the flag memset, launch, read-back) in a subprocess with a timeout. A hang there is a host bug:
-Note [Single-slot raise_if_set] in csrc/cuda/index_common.h was one (every one-slot index check spun forever).
+A tiny C library (cuda_emu/fake_cuda.c, compiled here with the system C compiler) stands in for
+``libcuda.so.1``: device memory is host memory, copies and memsets are ``memcpy``/``memset``, every wait
+returns at once and kernels are not run, so the device-side index checks read back zero. The ops below then
+run their whole host path (meta checks, allocation, the flag memset, launch, read-back) in a subprocess with a
+timeout. A hang there is a host bug: Note [Single-slot raise_if_set] in csrc/cuda/index_common.h was one
+(every one-slot index check spun forever).
 Skips when no C compiler is found.
 """
 
@@ -13,66 +14,12 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
-FAKE_DRIVER = r"""
-#include <stdlib.h>
-#include <string.h>
-typedef int R;
-typedef unsigned long long P;
-R cuInit(unsigned f) { return 0; }
-R cuDriverGetVersion(int *v) { *v = 13000; return 0; }
-R cuGetErrorName(R e, const char **n) { *n = "CUDA_ERROR_FAKE"; return 0; }
-R cuGetErrorString(R e, const char **n) { *n = "fake driver"; return 0; }
-R cuDeviceGetCount(int *c) { *c = 1; return 0; }
-R cuDeviceGet(int *d, int o) { *d = o; return 0; }
-R cuDeviceGetName(char *n, int len, int d) { strncpy(n, "Stand-in GPU", (size_t)len); return 0; }
-R cuDeviceGetAttribute(int *v, int a, int d) {
-  *v = a == 75 ? 9 : a == 76 ? 0 : a == 16 ? 4 : a == 1 ? 1024 : a == 10 ? 32 : a == 39 ? 2048 : 49152;
-  return 0;
-}
-R cuDeviceTotalMem_v2(size_t *b, int d) { *b = (size_t)1 << 34; return 0; }
-R cuDevicePrimaryCtxRetain(void **c, int d) { *c = (void *)0x1000; return 0; }
-R cuCtxSetCurrent(void *c) { return 0; }
-R cuCtxSynchronize(void) { return 0; }
-R cuModuleLoadDataEx(void **m, const void *i, unsigned n, int *o, void **v) { *m = malloc(1); return 0; }
-R cuModuleGetFunction(void **f, void *m, const char *name) { *f = strdup(name); return 0; }
-R cuModuleUnload(void *m) { return 0; }
-R cuMemAlloc_v2(P *p, size_t b) { *p = (P)calloc(1, b); return *p ? 0 : 2; }
-R cuMemFree_v2(P p) { free((void *)p); return 0; }
-R cuMemGetInfo_v2(size_t *f, size_t *t) { *f = *t = (size_t)1 << 34; return 0; }
-R cuMemHostAlloc(void **p, size_t b, unsigned f) { *p = malloc(b); return 0; }
-R cuMemFreeHost(void *p) { free(p); return 0; }
-R cuMemcpyHtoDAsync_v2(P d, const void *s, size_t n, void *st) { memcpy((void *)d, s, n); return 0; }
-R cuMemcpyDtoHAsync_v2(void *d, P s, size_t n, void *st) { memcpy(d, (void *)s, n); return 0; }
-R cuMemcpyDtoDAsync_v2(P d, P s, size_t n, void *st) { memmove((void *)d, (void *)s, n); return 0; }
-R cuMemsetD8Async(P d, unsigned char v, size_t n, void *st) { memset((void *)d, v, n); return 0; }
-R cuStreamCreateWithPriority(void **s, unsigned f, int p) { *s = malloc(1); return 0; }
-R cuStreamDestroy_v2(void *s) { return 0; }
-R cuStreamSynchronize(void *s) { return 0; }
-R cuStreamQuery(void *s) { return 0; }
-R cuStreamWaitEvent(void *s, void *e, unsigned f) { return 0; }
-R cuEventCreate(void **e, unsigned f) { *e = malloc(1); return 0; }
-R cuEventDestroy_v2(void *e) { return 0; }
-R cuEventRecord(void *e, void *s) { return 0; }
-R cuEventSynchronize(void *e) { return 0; }
-R cuEventQuery(void *e) { return 0; }
-R cuEventElapsedTime(float *ms, void *a, void *b) { *ms = 0; return 0; }
-R cuLaunchKernel(void *f, unsigned a, unsigned b, unsigned c, unsigned d, unsigned e, unsigned g, unsigned h,
-                 void *s, void **p, void **x) { return 0; }
-R cuFuncSetAttribute(void *f, int attr, int value) { return 0; }
-R cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int b, size_t s) { *n = 2; return 0; }
-R cuMemHostGetDevicePointer_v2(P *d, void *h, unsigned f) { *d = (P)h; return 0; }
-R cuStreamBeginCapture_v2(void *s, int m) { return 0; }
-R cuStreamEndCapture(void *s, void **g) { return 0; }
-R cuStreamIsCapturing(void *s, int *st) { *st = 0; return 0; }
-R cuThreadExchangeStreamCaptureMode(int *m) { return 0; }
-R cuGraphInstantiateWithFlags(void **e, void *g, unsigned long long f) { return 0; }
-R cuGraphLaunch(void *e, void *s) { return 0; }
-R cuGraphExecDestroy(void *e) { return 0; }
-R cuGraphDestroy(void *g) { return 0; }
-"""
+# The stand-in driver's source, shared with test_cuda_emulated.py (which also runs kernels through it).
+FAKE_DRIVER = (Path(__file__).parent / "cuda_emu" / "fake_cuda.c").read_text()
 
 # Every op whose host path reads a device index-check flag back. Values are not checked (no kernel runs).
 SCRIPT = textwrap.dedent(

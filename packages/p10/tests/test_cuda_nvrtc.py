@@ -54,7 +54,7 @@ INTS = ["uint8", "int8", "int16", "int32", "int64"]
 def test_kernel_names_match_what_the_ops_request(ptx):
     # The names csrc/cuda/ops_*.cpp builds: <family>_<form>_<dtype>, cast_<dst>_<src>, <kind>_b<size>.
     binary = entries(ptx["binary.cu"])
-    for op, dtypes in [("add", FLOATS + INTS), ("mul", FLOATS + INTS), ("div", FLOATS)]:
+    for op, dtypes in [("add", FLOATS + INTS + ["bool"]), ("mul", FLOATS + INTS + ["bool"]), ("div", FLOATS)]:
         for form in ("contig", "scalar", "strided"):
             for t in dtypes:
                 assert f"{op}_{form}_{t}" in binary

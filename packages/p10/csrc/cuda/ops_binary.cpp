@@ -6,6 +6,10 @@
 // CPU's own rules), broadcasting, the output's allocation and checks, and the choice of kernel form:
 //   contig (every operand contiguous, no broadcast), scalar (one operand a CPU number, as in `x * 2`: its value
 //   travels as a kernel argument), strided (anything else, Note [Kernel geometry]).
+// bool results add and multiply with the bool kernels, and bool - bool raises the CPU's error (Note [Bool
+// arithmetic] in binary.cu).
+#include <type_traits>
+
 #include "cuda/elementwise.h"
 #include "cuda/ops_common.h"
 #include "kernels/cast.h"
@@ -38,7 +42,8 @@ Tensor binary(const BinarySpec &spec, const Tensor &a, const Tensor &b, const Sc
   ScalarType common = result_type({a, b});
   if (spec.int_to_float && !is_floating(common) && !is_complex(common)) common = default_dtype();
   check_real(spec.op, common);
-  TP_CHECK(common != ScalarType::Bool, NotImplemented, spec.op, ": bool tensors have no CUDA kernel yet");
+  TP_CHECK(!(common == ScalarType::Bool && !alpha.is_bool() && alpha.to_double() != 1), Runtime, spec.op,
+           ": Boolean alpha only supported for Boolean results.");
   TP_CHECK(!(is_integral(common, true) && alpha.is_floating()), Runtime, spec.op,
            ": For integral input tensors, argument alpha must not be a floating point number.");
   Shape shape = broadcast_shapes(a.sizes(), b.sizes(), spec.op);
@@ -67,10 +72,11 @@ Tensor binary(const BinarySpec &spec, const Tensor &a, const Tensor &b, const Sc
   Tensor x = as_common(a), y = as_common(b);
   const Stream stream = stream_for(dev);
   const int64_t n = res.numel();
-  TP_DISPATCH_REAL(common, spec.op, [&]<typename T>() {
+  const auto body = [&]<typename T>() {
     using A = opmath_t<T>;  // the kernel's arithmetic type: float for the 16-bit floats
     A al = std::string(spec.kernel) == "add" ? alpha.to<A>() : A(1);
-    if (std::string(spec.op).rfind("sub", 0) == 0) al = A(-al);
+    if constexpr (!std::is_same_v<T, bool>)  // bool - bool is refused before (sub_bool_check)
+      if (std::string(spec.op).rfind("sub", 0) == 0) al = A(-al);
     const bool flat = res.is_contiguous();
     const Tensor *tensor = nullptr, *number = nullptr;
     if (is_cpu_number(y) && !is_cpu_number(x)) { tensor = &x; number = &y; }
@@ -91,7 +97,10 @@ Tensor binary(const BinarySpec &spec, const Tensor &a, const Tensor &b, const Sc
     KernelGeometry g = make_geometry(shape, {&res, &xs, &ys}, spec.op);
     launch(kernel(dev, "binary.cu", kname((std::string(spec.kernel) + "_strided").c_str(), common)),
            elementwise_config(dev, n), stream, n, g, res.data_ptr(), xs.data_ptr(), ys.data_ptr(), al);
-  });
+  };
+  // Note [Bool arithmetic]: bool results run the bool kernels (add: a || (alpha && b), mul: a && b).
+  if (common == ScalarType::Bool) body.template operator()<bool>();
+  else TP_DISPATCH_REAL(common, spec.op, body);
   if (res.impl() != out.impl()) device_copy(out, res);
   return out;
 }
@@ -116,9 +125,22 @@ static Tensor add_(const Tensor &a, const Tensor &b, const Scalar &al) { return 
 static Tensor add_out(const Tensor &a, const Tensor &b, const Scalar &al, const Tensor &out) {
   return binary({"add.out", "add", false, false}, a, b, al, out);
 }
-static Tensor sub(const Tensor &a, const Tensor &b, const Scalar &al) { return binary({"sub", "add", false, false}, a, b, al, {}); }
-static Tensor sub_(const Tensor &a, const Tensor &b, const Scalar &al) { return binary({"sub_", "add", true, false}, a, b, al, {}); }
+// The CPU op's first check (kernels/binary.cpp sub_impl): bool - bool has no meaning, PyTorch points to xor.
+static void sub_bool_check(const Tensor &a, const Tensor &b) {
+  TP_CHECK(a.dtype() != ScalarType::Bool || b.dtype() != ScalarType::Bool, Runtime,
+           "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+           "operator instead.");
+}
+static Tensor sub(const Tensor &a, const Tensor &b, const Scalar &al) {
+  sub_bool_check(a, b);
+  return binary({"sub", "add", false, false}, a, b, al, {});
+}
+static Tensor sub_(const Tensor &a, const Tensor &b, const Scalar &al) {
+  sub_bool_check(a, b);
+  return binary({"sub_", "add", true, false}, a, b, al, {});
+}
 static Tensor sub_out(const Tensor &a, const Tensor &b, const Scalar &al, const Tensor &out) {
+  sub_bool_check(a, b);
   return binary({"sub.out", "add", false, false}, a, b, al, out);
 }
 static Tensor mul(const Tensor &a, const Tensor &b) { return binary({"mul", "mul", false, false}, a, b, Scalar(int64_t(1)), {}); }

@@ -1,6 +1,6 @@
 // ops_random.cpp — CUDA kernels of the random op family: uniform_, normal_, log_normal_, exponential_, cauchy_,
 // geometric_, bernoulli_ (.float and .Tensor), bernoulli, random_ (plain, .from, .to), randperm, multinomial,
-// poisson.
+// poisson, _rrelu_with_noise.
 //
 // Where it sits: the CUDA twin of kernels/random.cpp and kernels/random_bernoulli.cpp; the arithmetic is
 // tensorplay_p10/cuda_kernels/random.cu. The factories (rand, randn, randint, rand_like, ...) are empty +
@@ -26,17 +26,17 @@
 
 namespace tp::p10::cuda {
 
+void check_cuda_generator(const Value &v, const char *op) {
+  TP_CHECK(v.generator == nullptr, Runtime, op, ": Expected a 'cuda' device type for generator but found 'cpu' "
+           "(tp.Generator is a CPU generator; CUDA ops draw from the device's default generator: seed it with "
+           "tp.cuda.manual_seed)");
+}
+
 namespace {
 // The CPU fill functions check their arguments before drawing; with n = 0 they draw nothing from this one.
 CPUGenerator &rules() {
   static CPUGenerator *g = new CPUGenerator();
   return *g;
-}
-
-void check_generator(const Value &v, const char *op) {
-  TP_CHECK(v.generator == nullptr, Runtime, op, ": Expected a 'cuda' device type for generator but found 'cpu' "
-           "(tp.Generator is a CPU generator; CUDA ops draw from the device's default generator: seed it with "
-           "tp.cuda.manual_seed)");
 }
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -131,7 +131,7 @@ uint64_t plain_range(ScalarType t) {
 static void uniform_(const Operator &, Stack &s, void *) {
   Tensor self = s[0].tensor;
   const double from = s[1].to_double(), to = s[2].to_double();
-  check_generator(s[3], "uniform_");
+  check_cuda_generator(s[3], "uniform_");
   uniform_fill(rules(), self.dtype(), nullptr, 0, from, to);
   launch_fill("uniform_", self, kname("uniform", self.dtype()), per_block_float(self.dtype()), from, to);
   done(s, self);
@@ -140,7 +140,7 @@ static void uniform_(const Operator &, Stack &s, void *) {
 static void normal_(const Operator &, Stack &s, void *) {
   Tensor self = s[0].tensor;
   const double mean = s[1].to_double(), std = s[2].to_double();
-  check_generator(s[3], "normal_");
+  check_cuda_generator(s[3], "normal_");
   normal_fill(rules(), self.dtype(), nullptr, 0, mean, std);
   launch_fill("normal_", self, kname("normal", self.dtype()), per_block_float(self.dtype()), mean, std);
   done(s, self);
@@ -149,7 +149,7 @@ static void normal_(const Operator &, Stack &s, void *) {
 static void log_normal_(const Operator &, Stack &s, void *) {
   Tensor self = s[0].tensor;
   const double mean = s[1].to_double(), std = s[2].to_double();
-  check_generator(s[3], "log_normal_");
+  check_cuda_generator(s[3], "log_normal_");
   log_normal_fill(rules(), self.dtype(), nullptr, 0, mean, std);
   launch_fill("log_normal_", self, kname("log_normal", self.dtype()), per_block_float(self.dtype()), mean, std);
   done(s, self);
@@ -158,7 +158,7 @@ static void log_normal_(const Operator &, Stack &s, void *) {
 static void cauchy_(const Operator &, Stack &s, void *) {
   Tensor self = s[0].tensor;
   const double median = s[1].to_double(), sigma = s[2].to_double();
-  check_generator(s[3], "cauchy_");
+  check_cuda_generator(s[3], "cauchy_");
   cauchy_fill(rules(), self.dtype(), nullptr, 0, median, sigma);
   launch_fill("cauchy_", self, kname("cauchy", self.dtype()), per_block_float(self.dtype()), median, sigma);
   done(s, self);
@@ -167,7 +167,7 @@ static void cauchy_(const Operator &, Stack &s, void *) {
 static void exponential_(const Operator &, Stack &s, void *) {
   Tensor self = s[0].tensor;
   const double lambd = s[1].to_double();
-  check_generator(s[2], "exponential_");
+  check_cuda_generator(s[2], "exponential_");
   exponential_fill(rules(), self.dtype(), nullptr, 0, lambd);
   launch_fill("exponential_", self, kname("exponential", self.dtype()), per_block_float(self.dtype()), 1.0 / lambd,
               0.0);
@@ -177,7 +177,7 @@ static void exponential_(const Operator &, Stack &s, void *) {
 static void geometric_(const Operator &, Stack &s, void *) {
   Tensor self = s[0].tensor;
   const double p = s[1].to_double();
-  check_generator(s[2], "geometric_");
+  check_cuda_generator(s[2], "geometric_");
   geometric_fill(rules(), self.dtype(), nullptr, 0, p);
   launch_fill("geometric_", self, kname("geometric", self.dtype()), 2, std::log1p(-p), 0.0);
   done(s, self);
@@ -186,7 +186,7 @@ static void geometric_(const Operator &, Stack &s, void *) {
 static void bernoulli_float_(const Operator &, Stack &s, void *) {
   Tensor self = s[0].tensor;
   const double p = s[1].to_double();
-  check_generator(s[2], "bernoulli_");
+  check_cuda_generator(s[2], "bernoulli_");
   bernoulli_scalar_fill(rules(), self.dtype(), nullptr, 0, p);
   launch_fill("bernoulli_", self, kname("bernoulli", self.dtype()), 4, p, 0.0);
   done(s, self);
@@ -197,7 +197,7 @@ static void random_(const Operator &op, Stack &s, void *) {
   const ScalarType t = self.dtype();
   if (op.schema.overload == "from") {
     int64_t from = s[1].to_int();
-    check_generator(s[3], "random_");
+    check_cuda_generator(s[3], "random_");
     if (s[2].is_none()) {
       TP_CHECK(from == std::numeric_limits<int64_t>::min(), NotImplemented,
                "random_(from, to=None) is only supported with from = int64 min (the full range)");
@@ -211,13 +211,13 @@ static void random_(const Operator &op, Stack &s, void *) {
     }
   } else if (op.schema.overload == "to") {
     int64_t from = 0, to = s[1].to_int();
-    check_generator(s[2], "random_");
+    check_cuda_generator(s[2], "random_");
     TP_CHECK(0 < to, Runtime, "random_ expects 'from' to be less than 'to', but got from=0 >= to=", to);
     random_from_to_fill(rules(), t, nullptr, 0, from, to);
     adjust_bounds(t, from, to);
     launch_random("random_", self, from, uint64_t(to) - uint64_t(from));
   } else {
-    check_generator(s[1], "random_");
+    check_cuda_generator(s[1], "random_");
     random_fill(rules(), t, nullptr, 0);
     launch_random("random_", self, 0, plain_range(t));
   }
@@ -237,7 +237,7 @@ static void bernoulli_from(const char *op, const Tensor &out, const Tensor &prob
 
 static void bernoulli_tensor_(const Operator &, Stack &s, void *) {
   Tensor self = s[0].tensor, p = s[1].tensor;
-  check_generator(s[2], "bernoulli_");
+  check_cuda_generator(s[2], "bernoulli_");
   TP_CHECK(is_floating(p.dtype()), Runtime, "bernoulli_: expected a floating point tensor of probabilities, got ",
            scalar_type_name(p.dtype()));
   TP_CHECK(is_expandable_to(p.sizes(), self.sizes()), Runtime, "bernoulli_: the probabilities of shape ",
@@ -251,11 +251,37 @@ static void bernoulli_tensor_(const Operator &, Stack &s, void *) {
 
 static void bernoulli(const Operator &, Stack &s, void *) {
   Tensor probs = s[0].tensor;
-  check_generator(s[1], "bernoulli");
+  check_cuda_generator(s[1], "bernoulli");
   bernoulli_tensor_fill(rules(), probs.dtype(), nullptr, 0, probs.dtype(), nullptr);
   Tensor out = empty_tensor(probs.sizes(), probs.dtype(), probs.device());
   bernoulli_from("bernoulli", out, probs);
   done(s, out);
+}
+
+// ---- _rrelu_with_noise: rrelu's training slopes (Note [rrelu] in kernels/activation.cpp) ----------------------
+// A new contiguous (out, noise) pair like the CPU op's; one uniform per element (random.cu rrelu_with_noise).
+static void rrelu_with_noise(const Operator &, Stack &s, void *) {
+  const char *op = "_rrelu_with_noise";
+  const Tensor self = s[0].tensor;
+  check_cuda_generator(s[3], op);
+  Stack meta{Value(meta_like(self)), s[1], s[2], Value()};
+  call(TP_OP("_rrelu_with_noise"), meta);  // the CPU op's checks: a float dtype, lower <= upper
+  const double lower = s[1].to_double(), upper = s[2].to_double();
+  const int dev = common_device(op, {self}, false);
+  DeviceGuard guard(dev);
+  const Device device{DeviceType::CUDA, int8_t(dev)};
+  Tensor out = empty_tensor(self.sizes(), self.dtype(), device), noise = empty_tensor(self.sizes(), self.dtype(), device);
+  const int64_t n = self.numel();
+  if (n > 0) {
+    const Tensor x = self.is_contiguous() ? self : contiguous_as(self, self.dtype());
+    const int64_t blocks = ceil_div(n, per_block_float(self.dtype()));
+    const PhiloxArgs ph = default_cuda_generator(dev).reserve(uint64_t(blocks));
+    launch(kernel(dev, "random.cu", kname("rrelu_with_noise", self.dtype())), elementwise_config(dev, blocks),
+           stream_for(dev), n, dptr(x), dptr(out), dptr(noise), ph, lower, upper);
+  }
+  s.clear();
+  s.push_back(Value(out));
+  s.push_back(Value(noise));
 }
 
 // ---- sorting random keys: randperm, multinomial without replacement (Note [Bitonic sort of random keys]) -----
@@ -270,7 +296,7 @@ static void bitonic_sort(int dev, int64_t total, int64_t len, const Tensor &keys
 
 static void randperm(const Operator &, Stack &s, void *) {
   const int64_t n = s[0].to_int();
-  check_generator(s[1], "randperm");
+  check_cuda_generator(s[1], "randperm");
   const ScalarType dt = s[2].is_none() ? ScalarType::Int64 : s[2].dtype;
   TP_CHECK(n >= 0, Runtime, "randperm: n must be non-negative, got ", n);
   const int dev = resolve_index(s[3].is_none() ? -1 : s[3].device.index, "randperm");
@@ -295,7 +321,7 @@ static void multinomial(const Operator &, Stack &s, void *) {
   Tensor probs = s[0].tensor;
   const int64_t k = s[1].to_int();
   const bool replacement = s[2].to_bool();
-  check_generator(s[3], "multinomial");
+  check_cuda_generator(s[3], "multinomial");
   // The CPU op on a meta copy: dims, dtype, num_samples > 0, num_samples <= categories without replacement.
   call_op<Tensor>(TP_OP("multinomial"), meta_like(probs), k, replacement);
   const int64_t rows = probs.dim() == 1 ? 1 : probs.sizes()[0], cats = probs.sizes().back();
@@ -335,7 +361,7 @@ static void multinomial(const Operator &, Stack &s, void *) {
 // poisson(rates): one Philox block per element, its draws numbered inside it (random.cu, ElementStream).
 static void poisson(const Operator &, Stack &s, void *) {
   Tensor rates = s[0].tensor;
-  check_generator(s[1], "poisson");
+  check_cuda_generator(s[1], "poisson");
   TP_CHECK(is_floating(rates.dtype()), Runtime, "poisson: expected a floating point tensor of rates, got ",
            scalar_type_name(rates.dtype()));
   const int dev = common_device("poisson", {rates}, false);
@@ -369,6 +395,7 @@ TP_LIBRARY(cuda_random) {
   TP_IMPL_BOXED(lib, "randperm", CUDA, &randperm);
   TP_IMPL_BOXED(lib, "multinomial", CUDA, &multinomial);
   TP_IMPL_BOXED(lib, "poisson", CUDA, &poisson);
+  TP_IMPL_BOXED(lib, "_rrelu_with_noise", CUDA, &rrelu_with_noise);
 }
 
 }  // namespace tp::p10::cuda

@@ -1,6 +1,7 @@
 // ops_unary_float.cpp — CUDA kernels for the float functions of one tensor beyond ops_unary.cpp's: exp2, log2,
 // log10, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, deg2rad, rad2deg, logit, erfc, erfinv,
-// lgamma, digamma, frac; and sgn, square, nan_to_num (dtype-keeping), isnan, isinf, isfinite, signbit (bool).
+// lgamma, digamma, frac; and sgn, square, nan_to_num (dtype-keeping), isnan, isinf, isfinite, signbit (bool);
+// conj and angle of real tensors.
 //
 // Where it sits: the CUDA twin of kernels/unary_float.cpp, unary_special.cpp and part of unary.cpp; the
 // arithmetic is tensorplay_p10/cuda_kernels/unary_math.cu. Each call asks the CPU op on meta tensors
@@ -105,6 +106,22 @@ TP_UNARY_VARIANTS(nan_to_num,
                   TP_UCOMMA std::optional<double> neginf,
                   TP_UCOMMA nan TP_UCOMMA posinf TP_UCOMMA neginf)
 
+// ---- the parts of a complex number, on real tensors (kernels/unary_complex.cpp) -----------------------------
+// conj of a real tensor is the tensor itself, as on the CPU; complex dtypes have no CUDA kernels (check_real).
+static Tensor conj(const Tensor &self) {
+  check_real("conj", self.dtype());
+  return self;
+}
+
+// angle: pi for negative numbers, 0 otherwise, NaN kept; integers and bool compute in the default float dtype
+// (the meta result's). A complex input is refused by its own dtype (its result, the real part's, would pass).
+static Tensor angle_impl(const UnaryCall &c, const Tensor &self) {
+  check_real(c.op, self.dtype());
+  return unary_fn(c, "angle", self, {});
+}
+static Tensor angle(const Tensor &self) { return angle_impl({"angle", Tensor(), false}, self); }
+static Tensor angle_out(const Tensor &self, const Tensor &out) { return angle_impl({"angle.out", out, false}, self); }
+
 // ---- classification: bool results, computed on self's dtype; integers answer without reading --------------
 static Tensor classify(const UnaryCall &c, const char *name, const Tensor &self, bool int_answer) {
   const Form f = form_of(c, name, self);
@@ -165,6 +182,9 @@ TP_LIBRARY(cuda_unary_float) {
   TP_IMPL(lib, "isfinite", CUDA, isfinite);
   TP_IMPL(lib, "signbit", CUDA, signbit);
   TP_IMPL(lib, "signbit.out", CUDA, signbit_out);
+  TP_IMPL(lib, "conj", CUDA, conj);
+  TP_IMPL(lib, "angle", CUDA, angle);
+  TP_IMPL(lib, "angle.out", CUDA, angle_out);
 }
 
 }  // namespace tp::p10::cuda

@@ -23,8 +23,9 @@ static Tensor add_impl(const char *op, const Tensor &self, const Tensor &other, 
            ": For integral input tensors, argument alpha must not be a floating point number.");
   TP_DISPATCH_ALL(it.common_dtype(), op, [&]<typename T>() {
     using M = opmath_t<T>;
-    if constexpr (std::is_same_v<T, bool>) {
-      cpu_kernel2<T>(it, [](T a, T b) -> T { return a || b; });
+    if constexpr (std::is_same_v<T, bool>) {  // a + alpha b in bool: PyTorch's add, so alpha=False gives a
+      const bool al = alpha.to<bool>();
+      cpu_kernel2<T>(it, [al](T a, T b) -> T { return a || (al && b); });
     } else {
       const M a = alpha.to<M>();
       if (alpha.to_double() == 1 && !alpha.is_complex())

@@ -7,6 +7,11 @@
 //   <op>_strided_<T>: anything else, through Geometry (Note [Kernel geometry] in common.cuh).
 // sub is add with alpha negated on the host. Arithmetic runs in OpMath<T> (float32 for 16-bit floats).
 //
+// Note [Bool arithmetic]
+//   bool tensors add and multiply as PyTorch's: the same functors in bool arithmetic, whose int result is stored
+//   as (v != 0), so add is a || (alpha && b) (logical or for alpha = True or 1) and mul is a && b. bool - bool
+//   is refused on the host (the CPU op's error), and true division promotes bool to a float dtype first.
+//
 // Note [Vectorised loads]
 //   A thread that loads one float at a time issues four times as many memory instructions as one that loads
 //   a float4 (16 bytes). When every pointer is 16-byte aligned the float32 forms walk float4s, and the last
@@ -117,4 +122,6 @@ TP_BINARY_FLOATS(add, Add)
 TP_BINARY_INTS(add, Add)
 TP_BINARY_FLOATS(mul, Mul)
 TP_BINARY_INTS(mul, Mul)
+TP_BINARY_OTHER(add, Add, bool)
+TP_BINARY_OTHER(mul, Mul, bool)
 TP_BINARY_FLOATS(div, Div)  // true division: integer operands are promoted to a float dtype on the host

@@ -1,6 +1,6 @@
 // random.cu — random fills on the device: uniform_, normal_, log_normal_, exponential_, cauchy_, geometric_,
-// bernoulli_ (a number or a tensor of probabilities), random_, poisson, and the pieces of randperm and
-// multinomial.
+// bernoulli_ (a number or a tensor of probabilities), random_, poisson, rrelu's slopes (_rrelu_with_noise), and
+// the pieces of randperm and multinomial.
 //
 // Where it sits: launched by csrc/cuda/ops_random.cpp, which checks the arguments (the CPU's rules), takes
 // (seed, offset) from the device's generator (csrc/cuda/philox.h) and advances it. Every value comes from
@@ -246,6 +246,48 @@ TP_RANDOM(float16)
 TP_RANDOM(bfloat16)
 TP_RANDOM(float32)
 TP_RANDOM(float64)
+
+// ---- _rrelu_with_noise: rrelu's training draws (Note [rrelu] in csrc/kernels/activation.cpp) ------------------
+// x contiguous; element i takes uniform j = i % E of Philox block offset + i / E (Note [Philox streams]) whether
+// it needs a slope or not, so the draws do not depend on the values. x <= 0: slope r = lower + u (upper - lower)
+// with u in [0, 1), out = x r, noise = r; otherwise (NaN too) out = x and noise = 1, as on the CPU.
+template <typename T>
+__device__ void rrelu_with_noise(int64 n, const T *x, T *out, T *noise, const PhiloxArgs &ph, double lower,
+                                 double upper) {
+  typedef typename OpMath<T>::type A;
+  const int E = Draw<A>::E;
+  const A lo = A(lower), width = A(upper) - A(lower);  // the bounds rounded to the math type first (the CPU's)
+  unsigned long long seed, base;
+  philox_unpack(ph, seed, base);
+  const int64 blocks = (n + E - 1) / E;
+  TP_GRID_STRIDE(b, blocks) {
+    A u[E];
+    Draw<A>::closed0(philox_block(seed, base + (unsigned long long)b), u);
+    for (int j = 0; j < E; ++j) {
+      const int64 i = b * E + j;
+      if (i >= n) break;
+      const A v = load(x[i]);
+      if (v <= A(0)) {
+        const A r = u[j] * width + lo;
+        out[i] = store<T>(v * r);
+        noise[i] = store<T>(r);
+      } else {
+        out[i] = x[i];
+        noise[i] = store<T>(A(1));
+      }
+    }
+  }
+}
+
+#define TP_RRELU(T)                                                                                         \
+  extern "C" __global__ void rrelu_with_noise_##T(int64 n, const T *x, T *out, T *noise, PhiloxArgs ph,    \
+                                                  double lower, double upper) {                            \
+    rrelu_with_noise<T>(n, x, out, noise, ph, lower, upper);                                                \
+  }
+TP_RRELU(float16)
+TP_RRELU(bfloat16)
+TP_RRELU(float32)
+TP_RRELU(float64)
 
 // ---- sorting by random keys: randperm and multinomial without replacement ----------------------------------
 // Note [Bitonic sort of random keys]

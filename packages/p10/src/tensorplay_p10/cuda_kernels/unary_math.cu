@@ -1,6 +1,6 @@
 // unary_math.cu — float functions of one tensor beyond unary.cu's: exp2, log2, log10, tan, the inverse and
-// hyperbolic trigonometric functions, deg2rad, rad2deg, logit, erfc, erfinv, lgamma, digamma, frac, and the
-// dtype-keeping or bool-valued ones: sgn, square, nan_to_num, isnan, isinf, isfinite, signbit.
+// hyperbolic trigonometric functions, deg2rad, rad2deg, logit, erfc, erfinv, lgamma, digamma, frac, angle, and
+// the dtype-keeping or bool-valued ones: sgn, square, nan_to_num, isnan, isinf, isfinite, signbit.
 //
 // Where it sits: launched by csrc/cuda/ops_unary_float.cpp through csrc/cuda/elementwise.cpp, which has asked
 // the CPU op (kernels/unary_float.cpp, unary_special.cpp, unary.cpp) on meta tensors for the result and cast
@@ -51,6 +51,8 @@ TP_FN1(Rad2deg, x * A(57.29577951308232))
 TP_FN1(Frac, x - m_trunc(x))
 // square keeps the dtype (bool arrives as int64, the CPU's compute dtype).
 TP_FN1(Square, A(x * x))
+// angle of a real number: pi below 0, 0 otherwise, NaN kept (kernels/unary_complex.cpp; complex has no kernels).
+TP_FN1(Angle, x != x ? x : (x < A(0) ? A(3.141592653589793) : A(0)))
 // (0 < x) - (x < 0): NaN gives 0 (kernels/unary.cpp sign_of); sgn of a real number is its sign.
 TP_FN1(Sgn, A(A(A(0) < x) - A(x < A(0))))
 
@@ -168,6 +170,7 @@ TP_FLOAT_FAMILY(lgamma, Lgamma)
 TP_FLOAT_FAMILY(digamma, Digamma)
 TP_FLOAT_FAMILY(frac, Frac)
 TP_FLOAT_FAMILY(nan_to_num, NanToNum)
+TP_FLOAT_FAMILY(angle, Angle)
 TP_FOR_REAL(TP_MAP1, square, Square, TP_SAME_R)
 TP_FOR_REAL(TP_MAP1, sgn, Sgn, TP_SAME_R)
 TP_FOR_FLOATS(TP_MAP1, isnan, IsNan, TP_BOOL_R)
