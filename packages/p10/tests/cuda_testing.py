@@ -168,6 +168,9 @@ _EMU = Path(__file__).parent / "cuda_emu"
 _EMU_PATCHES = {
     'asm("{ cvt.f32.f16 %0, %1; }" : "=f"(f) : "h"(h.bits));': "f = emu_half_to_float(h.bits);",
     'asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h.bits) : "f"(f));': "h.bits = emu_float_to_half(f);",
+    # record_bad: every lane that finds a bad index writes (the emulator cannot tell which lanes run together)
+    'asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lower));': "lower = 0;",
+    "if ((__activemask() & lower) == 0) {": "if (lower == 0) {",
 }
 
 

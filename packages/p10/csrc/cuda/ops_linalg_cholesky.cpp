@@ -86,6 +86,10 @@ static Tensor cholesky_inverse(const Tensor &factor, bool upper) {
   const Solver s = solver_on(dev);
   const int ni = solver_int(op, n), uplo = fill_mode(upper);
   Tensor info = int_zeros(dev, {nb});
+  // LAPACK's potri reports a zero diagonal entry of the factor (its trtri step); cuSOLVER's does not, and would
+  // return infs. So the factor's diagonal is checked first, with the CPU's message.
+  zero_diagonal_info(dev, R, nb, n, n, n * n, info);
+  check_infos(op, read_infos(dev, info, nb), factor.dim() > 2, singular_inverse_message);
   dispatch_solver(factor.dtype(), [&]<typename T>() {
     T *a = ptr<T>(R);
     const int lwork = solver::potri_work(s, uplo, ni, a, ni);
