@@ -25,7 +25,9 @@ def R(*s, pos=False):
     return t.requires_grad_(True)
 
 
-_I3 = tp.eye(3, dtype=tp.float64)
+def _I3(like):
+    """The 3x3 float64 identity on the device of `like` (Note [tensors built inside a case])."""
+    return tp.eye(3, dtype=tp.float64, device=like.device)
 
 
 def _factor(*s, transposed=False):
@@ -37,6 +39,11 @@ def _factor(*s, transposed=False):
     return (f.mT if transposed else f).requires_grad_(True)
 
 
+# Note [tensors built inside a case]: a case function that builds tensors of its own (indices, masks, targets,
+# offsets, weights, the identity) builds them on the device of its tensor inputs (`device=a.device`, _I3(a)).
+# On the CPU that changes nothing. test_cuda_gradcheck.py moves the inputs to CUDA and runs the same function,
+# where a CPU tensor would be a device mismatch (an error, as in PyTorch), which that file counts as failing.
+# Such tensors stay inside the function, not in the args: the forward-AD test draws a tangent for every arg.
 CASES = {
     "add_bcast": (lambda a, b: a + b, (R(2, 3), R(3))),
     "sub_alpha": (lambda a, b: tp.sub(a, b, alpha=2), (R(2, 3), R(2, 3))),
@@ -77,34 +84,42 @@ CASES = {
     "transpose": (lambda a: a.t() * 2, (R(2, 3),)),
     "slice": (lambda a: a[:, 1:], (R(2, 3),)),
     "select": (lambda a: a[1], (R(2, 3),)),
-    "index": (lambda a: a[tp.tensor([0, 0, 1])], (R(2, 3),)),
+    "index": (lambda a: a[tp.tensor([0, 0, 1], device=a.device)], (R(2, 3),)),
     "cat": (lambda a, b: tp.cat([a, b], 1), (R(2, 3), R(2, 2))),
     "stack": (lambda a, b: tp.stack([a, b]), (R(2, 3), R(2, 3))),
     "expand": (lambda a: a.expand(3, 2), (R(1, 2),)),
     "permute": (lambda a: a.permute(2, 0, 1), (R(2, 3, 4),)),
     "repeat": (lambda a: a.repeat(2, 3), (R(2, 3),)),
     "flip": (lambda a: a.flip(0), (R(2, 3),)),
-    "gather": (lambda a: a.gather(1, tp.tensor([[0, 0], [1, 2]])), (R(2, 3),)),
+    "gather": (lambda a: a.gather(1, tp.tensor([[0, 0], [1, 2]], device=a.device)), (R(2, 3),)),
     "softmax": (lambda a: a.softmax(1), (R(2, 3),)),
     "log_softmax": (lambda a: a.log_softmax(1), (R(2, 3),)),
     "layer_norm": (lambda a, w, b: tp.layer_norm(a, [3], w, b), (R(2, 3), R(3), R(3))),
     "rms_norm": (lambda a, w: tp.rms_norm(a, [3], w, 1e-6), (R(2, 3), R(3))),
     "mse": (lambda a, b: tp.mse_loss(a, b), (R(2, 3), R(2, 3))),
-    "ce": (lambda a: tp.cross_entropy(a, tp.tensor([0, 2])), (R(2, 3),)),
+    "ce": (lambda a: tp.cross_entropy(a, tp.tensor([0, 2], device=a.device)), (R(2, 3),)),
     "ce_ls": (
         lambda a: tp.cross_entropy(
-            a, tp.tensor([0, 2, 1]), tp.tensor([1.0, 2.0, 0.5], dtype=tp.float64), label_smoothing=0.1
+            a,
+            tp.tensor([0, 2, 1], device=a.device),
+            tp.tensor([1.0, 2.0, 0.5], dtype=tp.float64, device=a.device),
+            label_smoothing=0.1,
         ),
         (R(3, 3),),
     ),
     "ce_probs": (
-        lambda a: tp.cross_entropy(a, tp.tensor([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]], dtype=tp.float64)),
+        lambda a: tp.cross_entropy(
+            a, tp.tensor([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]], dtype=tp.float64, device=a.device)
+        ),
         (R(2, 3),),
     ),
-    "ce_ignore": (lambda a: tp.cross_entropy(a, tp.tensor([0, -100, 1]), reduction="sum"), (R(3, 3),)),
-    "nll": (lambda a: tp.nll_loss(a, tp.tensor([0, 2])), (R(2, 3),)),
+    "ce_ignore": (
+        lambda a: tp.cross_entropy(a, tp.tensor([0, -100, 1], device=a.device), reduction="sum"),
+        (R(3, 3),),
+    ),
+    "nll": (lambda a: tp.nll_loss(a, tp.tensor([0, 2], device=a.device)), (R(2, 3),)),
     "bce_logits": (lambda a, b: tp.binary_cross_entropy_with_logits(a, b), (R(2, 3), R(2, 3, pos=True))),
-    "embedding": (lambda w: tp.embedding(w, tp.tensor([0, 2, 0])), (R(3, 2),)),
+    "embedding": (lambda w: tp.embedding(w, tp.tensor([0, 2, 0], device=w.device)), (R(3, 2),)),
     "sort": (lambda a: a.sort(1)[0], (R(2, 3),)),
     "topk": (lambda a: a.topk(2)[0], (R(2, 3),)),
     "unfold": (lambda a: a.unfold(0, 2, 1), (R(4),)),
@@ -136,16 +151,21 @@ CASES = {
     "logcumsumexp": (lambda a: tp.logcumsumexp(a, 1), (R(2, 3),)),
     "cummax": (lambda a: tp.cummax(a, 1)[0], (R(2, 3),)),
     "median_dim": (lambda a: a.median(1)[0], (R(2, 3),)),
-    "index_put_acc": (lambda a, v: a.index_put((tp.tensor([0, 0]),), v, accumulate=True), (R(3), R(2))),
-    "masked_fill": (lambda a: a.masked_fill(tp.tensor([True, False, True]), 0.0), (R(3),)),
-    "index_select": (lambda a: a.index_select(0, tp.tensor([2, 0, 2])), (R(3, 2),)),
-    "scatter_add": (lambda a, s: a.scatter_add(0, tp.tensor([0, 2, 0]), s), (R(3), R(3))),
+    "index_put_acc": (
+        lambda a, v: a.index_put((tp.tensor([0, 0], device=a.device),), v, accumulate=True),
+        (R(3), R(2)),
+    ),
+    "masked_fill": (lambda a: a.masked_fill(tp.tensor([True, False, True], device=a.device), 0.0), (R(3),)),
+    "index_select": (lambda a: a.index_select(0, tp.tensor([2, 0, 2], device=a.device)), (R(3, 2),)),
+    "scatter_add": (lambda a, s: a.scatter_add(0, tp.tensor([0, 2, 0], device=a.device), s), (R(3), R(3))),
     "var_mean": (lambda a: tp.var_mean(a, 1)[0] + tp.var_mean(a, 1)[1], (R(2, 3),)),
     "l1": (lambda a, b: tp.l1_loss(a, b), (R(3), R(3))),
     "huber": (lambda a, b: tp.huber_loss(a, b, delta=0.5), (R(4), R(4))),
     "kl_div": (lambda a, b: tp.kl_div(a, b, reduction="sum"), (R(3), R(3, pos=True))),
     "bce": (
-        lambda a: tp.binary_cross_entropy(a.sigmoid(), tp.tensor([0.2, 0.7, 0.9], dtype=tp.float64)),
+        lambda a: tp.binary_cross_entropy(
+            a.sigmoid(), tp.tensor([0.2, 0.7, 0.9], dtype=tp.float64, device=a.device)
+        ),
         (R(3),),
     ),
     "outer": (lambda a, b: tp.outer(a, b), (R(3), R(2))),
@@ -191,19 +211,19 @@ CASES = {
     ),
     "det": (lambda a: tp.linalg_det(a), (R(3, 3),)),
     "slogdet": (lambda a: tp.linalg_slogdet(a)[1], (R(3, 3),)),
-    "inv": (lambda a: tp.linalg_inv(a + 3 * tp.eye(3, dtype=tp.float64)), (R(3, 3),)),
-    "solve": (lambda a, b: tp.linalg_solve(a + 3 * tp.eye(3, dtype=tp.float64), b), (R(3, 3), R(3, 2))),
-    "solve_vector": (lambda a, b: tp.linalg_solve(a + 3 * tp.eye(3, dtype=tp.float64), b), (R(3, 3), R(3))),
-    "cholesky": (lambda a: tp.linalg_cholesky(a @ a.mT + tp.eye(3, dtype=tp.float64)), (R(3, 3),)),
+    "inv": (lambda a: tp.linalg_inv(a + 3 * _I3(a)), (R(3, 3),)),
+    "solve": (lambda a, b: tp.linalg_solve(a + 3 * _I3(a), b), (R(3, 3), R(3, 2))),
+    "solve_vector": (lambda a, b: tp.linalg_solve(a + 3 * _I3(a), b), (R(3, 3), R(3))),
+    "cholesky": (lambda a: tp.linalg_cholesky(a @ a.mT + _I3(a)), (R(3, 3),)),
     # the _ex variants differentiate their main output; info is an integer tensor
-    "inv_ex": (lambda a: tp.linalg_inv_ex(a + 3 * tp.eye(3, dtype=tp.float64))[0], (R(3, 3),)),
-    "solve_ex": (lambda a, b: tp.linalg_solve_ex(a + 3 * _I3, b)[0], (R(3, 3), R(2, 3, 2))),
+    "inv_ex": (lambda a: tp.linalg_inv_ex(a + 3 * _I3(a))[0], (R(3, 3),)),
+    "solve_ex": (lambda a, b: tp.linalg_solve_ex(a + 3 * _I3(a), b)[0], (R(3, 3), R(2, 3, 2))),
     "solve_ex_right_T": (
-        lambda a, b: tp.linalg_solve_ex(a.mT + 3 * _I3, b, left=False)[0],
+        lambda a, b: tp.linalg_solve_ex(a.mT + 3 * _I3(a), b, left=False)[0],
         (R(3, 3), R(2, 3)),
     ),
-    "cholesky_ex": (lambda a: tp.linalg_cholesky_ex(a @ a.mT + _I3)[0], (R(3, 3),)),
-    "cholesky_ex_upper": (lambda a: tp.linalg_cholesky_ex(a @ a.mT + _I3, upper=True)[0], (R(2, 3, 3),)),
+    "cholesky_ex": (lambda a: tp.linalg_cholesky_ex(a @ a.mT + _I3(a))[0], (R(3, 3),)),
+    "cholesky_ex_upper": (lambda a: tp.linalg_cholesky_ex(a @ a.mT + _I3(a), upper=True)[0], (R(2, 3, 3),)),
     # Cholesky factors: only the triangle LAPACK reads is perturbed (Note [Cholesky factor inputs])
     "cholesky_solve": (lambda b, f: tp.cholesky_solve(b, f.tril()), (R(3, 2), _factor(3))),
     "cholesky_solve_upper_bcast": (
@@ -248,28 +268,42 @@ CASES = {
     "col2im": (lambda c: tp.col2im(c, [3, 4], [2, 2], [1, 1], [1, 1], [2, 1]), (R(1, 8, 10),)),
     # embedding_bag (formulas/nn.py): every mode, per-sample weights, padding_idx, include_last_offset
     "embedding_bag_sum": (
-        lambda w: tp.embedding_bag(tp.tensor([0, 2, 2, 1, 3]), w, tp.tensor([0, 2, 2]), mode="sum"),
+        lambda w: tp.embedding_bag(
+            tp.tensor([0, 2, 2, 1, 3], device=w.device), w, tp.tensor([0, 2, 2], device=w.device), mode="sum"
+        ),
         (R(4, 3),),
     ),
     "embedding_bag_mean_pad": (
         lambda w: tp.embedding_bag(
-            tp.tensor([0, 2, 1, 1, 3]), w, tp.tensor([0, 3]), mode="mean", padding_idx=1
+            tp.tensor([0, 2, 1, 1, 3], device=w.device),
+            w,
+            tp.tensor([0, 3], device=w.device),
+            mode="mean",
+            padding_idx=1,
         ),
         (R(4, 3),),
     ),
     "embedding_bag_psw": (
         lambda w, p: tp.embedding_bag(
-            tp.tensor([0, 2, 2, 1]), w, tp.tensor([0, 1]), mode="sum", per_sample_weights=p
+            tp.tensor([0, 2, 2, 1], device=w.device),
+            w,
+            tp.tensor([0, 1], device=w.device),
+            mode="sum",
+            per_sample_weights=p,
         ),
         (R(3, 2), R(4)),
     ),
     "embedding_bag_max": (
-        lambda w: tp.embedding_bag(tp.tensor([[0, 2], [1, 1], [3, 0]]), w.mT, mode="max"),
+        lambda w: tp.embedding_bag(tp.tensor([[0, 2], [1, 1], [3, 0]], device=w.device), w.mT, mode="max"),
         (R(3, 4),),
     ),
     "embedding_bag_last_offset": (
         lambda w: tp.embedding_bag(
-            tp.tensor([0, 0, 1, 2]), w, tp.tensor([0, 1, 4]), mode="sum", include_last_offset=True
+            tp.tensor([0, 0, 1, 2], device=w.device),
+            w,
+            tp.tensor([0, 1, 4], device=w.device),
+            mode="sum",
+            include_last_offset=True,
         ),
         (R(3, 2),),
     ),
@@ -277,7 +311,7 @@ CASES = {
     "quantile": (lambda a: tp.quantile(a, 0.3), (R(7),)),
     "quantile_dim_keep": (lambda a: tp.quantile(a, 0.6, 1, True), (R(3, 4),)),
     "quantile_tensor_q": (
-        lambda a: tp.quantile(a[:, ::2], tp.tensor([0.2, 0.5, 1.0], dtype=tp.float64), 0),
+        lambda a: tp.quantile(a[:, ::2], tp.tensor([0.2, 0.5, 1.0], dtype=tp.float64, device=a.device), 0),
         (R(4, 6),),
     ),
     "quantile_lower": (lambda a: tp.quantile(a, 0.3, 0, interpolation="lower"), (R(5, 2),)),
@@ -285,11 +319,13 @@ CASES = {
     "quantile_midpoint": (lambda a: tp.quantile(a, 0.3, 0, interpolation="midpoint"), (R(5, 2),)),
     "quantile_nearest": (lambda a: tp.quantile(a, 0.4, 1, interpolation="nearest"), (R(2, 6),)),
     "nanquantile": (
-        lambda a: tp.nanquantile(a.masked_fill(tp.tensor([False, True, False, False]), float("nan")), 0.4, 1),
+        lambda a: tp.nanquantile(
+            a.masked_fill(tp.tensor([False, True, False, False], device=a.device), float("nan")), 0.4, 1
+        ),
         (R(3, 4),),
     ),
     "nanquantile_tensor_q": (
-        lambda a: tp.nanquantile(a, tp.tensor([0.25, 0.75], dtype=tp.float64), 1),
+        lambda a: tp.nanquantile(a, tp.tensor([0.25, 0.75], dtype=tp.float64, device=a.device), 1),
         (R(2, 5),),
     ),
     # decompositions (formulas/linalg_decomp.py)
@@ -304,7 +340,9 @@ CASES = {
         (R(4, 3),),
     ),
     "svd_wide_vh": (
-        lambda a: (tp.linalg_svd(a, False)[2] ** 2 * tp.tensor([[1.0, 2, 3]], dtype=tp.float64)).sum(),
+        lambda a: (
+            tp.linalg_svd(a, False)[2] ** 2 * tp.tensor([[1.0, 2, 3]], dtype=tp.float64, device=a.device)
+        ).sum(),
         (R(2, 3),),
     ),
     "svd_square_full": (
@@ -316,39 +354,46 @@ CASES = {
     "lstsq_wide": (lambda a, b: tp.linalg_lstsq(a, b)[0], (R(2, 4), R(2, 1))),
     # scatter with a reduction (formulas/shape.py)
     "scatter_add_reduce": (
-        lambda a, s: a.scatter(0, tp.tensor([0, 2, 0]), s, reduce="add"),
+        lambda a, s: a.scatter(0, tp.tensor([0, 2, 0], device=a.device), s, reduce="add"),
         (R(3), R(4)),
     ),
     "scatter_multiply": (
-        lambda a, s: a.scatter(1, tp.tensor([[0, 1, 0]]), s, reduce="multiply"),
+        lambda a, s: a.scatter(1, tp.tensor([[0, 1, 0]], device=a.device), s, reduce="multiply"),
         (R(2, 3), R(1, 3)),
     ),
     "scatter_value_multiply": (
-        lambda a: a.scatter(0, tp.tensor([0, 2, 0]), 1.5, reduce="multiply"),
+        lambda a: a.scatter(0, tp.tensor([0, 2, 0], device=a.device), 1.5, reduce="multiply"),
         (R(3),),
     ),
-    "scatter_value_add": (lambda a: a.scatter(0, tp.tensor([1, 1]), 2.0, reduce="add"), (R(3),)),
+    "scatter_value_add": (
+        lambda a: a.scatter(0, tp.tensor([1, 1], device=a.device), 2.0, reduce="add"),
+        (R(3),),
+    ),
     "scatter_reduce_prod": (
-        lambda a, s: a.scatter_reduce(0, tp.tensor([0, 1, 0, 0]), s, "prod"),
+        lambda a, s: a.scatter_reduce(0, tp.tensor([0, 1, 0, 0], device=a.device), s, "prod"),
         (R(3), R(4)),
     ),
     "scatter_reduce_prod_excl": (
-        lambda a, s: a.scatter_reduce(0, tp.tensor([0, 1, 0]), s, "prod", include_self=False),
+        lambda a, s: a.scatter_reduce(
+            0, tp.tensor([0, 1, 0], device=a.device), s, "prod", include_self=False
+        ),
         (R(3), R(3)),
     ),
     "scatter_reduce_prod_zeros": (
-        lambda a, s: a.scatter_reduce(0, tp.tensor([0, 1, 0, 2, 3, 3]), s, "prod"),
+        lambda a, s: a.scatter_reduce(0, tp.tensor([0, 1, 0, 2, 3, 3], device=a.device), s, "prod"),
         (
             tp.tensor([0.5, 0.0, 2.0, 0.0], dtype=tp.float64).requires_grad_(True),
             tp.tensor([0.0, 1.3, -0.7, 0.0, 0.0, 1.1], dtype=tp.float64).requires_grad_(True),
         ),
     ),
     "scatter_reduce_amax": (
-        lambda a, s: a.scatter_reduce(0, tp.tensor([0, 1, 0, 0]), s, "amax"),
+        lambda a, s: a.scatter_reduce(0, tp.tensor([0, 1, 0, 0], device=a.device), s, "amax"),
         (R(3), R(4)),
     ),
     "scatter_reduce_amin_excl_T": (
-        lambda a, s: a.mT.scatter_reduce(1, tp.tensor([[0, 0], [1, 0]]), s, "amin", include_self=False),
+        lambda a, s: a.mT.scatter_reduce(
+            1, tp.tensor([[0, 0], [1, 0]], device=a.device), s, "amin", include_self=False
+        ),
         (R(3, 2), R(2, 2)),
     ),
     "einsum_diagonal": (lambda a, b: tp.einsum("iij,j->i", a, b), (R(3, 3, 2), R(2))),
