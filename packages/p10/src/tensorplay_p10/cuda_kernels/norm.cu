@@ -22,9 +22,9 @@
 #include "rows_common.cuh"
 
 // mean and rstd of a row held in registers (padding slots masked); every thread of the group gets them.
-template <bool Centered, bool Warp, int EPT, int VEC, typename A>
-__device__ __forceinline__ void row_stats(const A (&v)[EPT], int t, int G, int64 cols, double eps, A &mean,
-                                          A &rstd) {
+// `v` is the row's slots as A (v[j]): an A[EPT] array, or a PackedRow.
+template <bool Centered, bool Warp, int EPT, int VEC, typename A, typename Row>
+__device__ __forceinline__ void row_stats(const Row &v, int t, int G, int64 cols, double eps, A &mean, A &rstd) {
   mean = A(0);
   if (Centered) {
     A s = A(0);
@@ -41,14 +41,58 @@ __device__ __forceinline__ void row_stats(const A (&v)[EPT], int t, int G, int64
   rstd = A(1) / m_sqrt(group_all<Warp, SumOp>(q) / A(cols) + A(eps));
 }
 
-// Forward, the row in registers: y = (x - mean) * rstd * w + b (w, b may be null).
-template <typename T, bool Centered, int EPT, int VEC, bool Warp>
+// ---- Note [Packed register rows] ---------------------------------------------------------------------------
+// The block32 form (16-bit floats, 32 elements a thread) keeps the row as the 16-byte packs it loaded (16
+// registers) and widens an element to float each time a pass reads it, instead of holding 32 floats. The
+// widening is exact and every sum runs in the same order, so the result is bit for bit the float-array
+// form's (checked on the H200 for both ops and both dtypes); only the register schedule changes. Holding 32
+// floats, ptxas (capped at 80 registers by __launch_bounds__(128, 6)) kept them live beside the weight and bias
+// packs it hoists for the store loop; bfloat16 layer_norm [16384, 4096] ran at 2068 GB/s against PyTorch 2.11's
+// 2559 (0.81x). Packed, at the same 6 blocks of 128 threads an SM, it ran at 2400 (0.94x), and every 16-bit
+// block32 case measured gained (rows of 2048, 3000 and 4096; rms_norm bfloat16 4096: 2434 -> 2806 GB/s;
+// float16 layer_norm, now 55 registers: 2980 -> 3255). Tried on the way and slower: persistent grids that
+// prefetch the next row, weight and bias held in registers across rows, 256..1024 threads a row, and
+// __launch_bounds__(128, 5/7/8) (8 spills; 7 equals 6).
+template <typename T, int EPT, int VEC> struct PackedRow {
+  Pack<T, VEC> k[EPT / VEC];
+  __device__ __forceinline__ typename Acc<T>::type operator[](int j) const {
+    return typename Acc<T>::type(load(k[j / VEC].v[j % VEC]));
+  }
+};
+
+// The row's packs (Note [Register rows] layout); packs past the row's end hold zeros.
+template <int EPT, int VEC, typename T>
+__device__ __forceinline__ void load_row(PackedRow<T, EPT, VEC> &v, const T *x, int64 cols, int t, int G) {
+  const T zero = store<T>(typename Acc<T>::type(0));
+#pragma unroll
+  for (int p = 0; p < EPT / VEC; ++p) {
+    const int c = (p * G + t) * VEC;
+    if (c < cols) {
+      v.k[p] = load_pack<T, VEC>(x + c);
+    } else {
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) v.k[p].v[i] = zero;
+    }
+  }
+}
+template <int EPT, int VEC, typename T, typename A>
+__device__ __forceinline__ void load_row(A (&v)[EPT], const T *x, int64 cols, int t, int G) {
+  load_row<EPT, VEC>(v, x, cols, t, G, A(0));
+}
+
+template <bool P, typename X, typename Y> struct PickRow { typedef X type; };
+template <typename X, typename Y> struct PickRow<false, X, Y> { typedef Y type; };
+
+// Forward, the row in registers (as A, or as its packs when Packed: Note [Packed register rows]):
+// y = (x - mean) * rstd * w + b (w, b may be null).
+template <typename T, bool Centered, int EPT, int VEC, bool Warp, bool Packed = false>
 __device__ void norm_regs(int64 rows, int64 cols, T *out, const T *in, const T *w, const T *b, double eps) {
   typedef typename Acc<T>::type A;
+  typedef typename PickRow<Packed, PackedRow<T, EPT, VEC>, A[EPT]>::type Row;
   const RowGroup<Warp> g;
   for (int64 r = g.first; r < rows; r += g.step) {
-    A v[EPT];
-    load_row<EPT, VEC>(v, in + r * cols, cols, g.t, g.G, A(0));
+    Row v;
+    load_row<EPT, VEC>(v, in + r * cols, cols, g.t, g.G);
     A mean, rstd;
     row_stats<Centered, Warp, EPT, VEC>(v, g.t, g.G, cols, eps, mean, rstd);
 #pragma unroll
@@ -335,15 +379,19 @@ __device__ void norm_columns_reduce(int64 cols, int64 parts, T *grad_w, T *grad_
 //     A row of 16-bit values is half the bytes of a float32 row, so block16 kept only half as many bytes in
 //     flight per SM (4 blocks of 256 threads x 32 bytes) and bfloat16 layer_norm reached 1918 GB/s against
 //     float32's ~3400. Twice the elements a thread loads 64 bytes a thread again; MB = 6 caps it at 80
-//     registers (float16 layer_norm spills 16 bytes to L1), 768 threads x 64 bytes = 48 KB in flight per SM.
+//     registers, 768 threads x 64 bytes = 48 KB in flight per SM. The row is held as its packs, not as floats
+//     (Note [Packed register rows]): bfloat16 layer_norm uses the 80 (ptxas parks ~24 bytes in L1), float16
+//     55.
 //   - the backward warp8 vec form: MB = 8 (at most 64 registers), so a one-wave grid of 8 blocks per SM is
 //     resident at once (Note [Fused column sums]); block16's bound (512, 1) guarantees 512 threads per SM.
 //     ops_norm.cpp (fused_config) launches exactly that many blocks.
-#define TP_NORM_FWD(name, C, T, form, EPT, VEC, W, pack, NB, MB)                              \
+#define TP_NORM_FWD_P(name, C, T, form, EPT, VEC, W, pack, NB, MB, PACKED)                   \
   extern "C" __global__ void __launch_bounds__(NB, MB) name##_##form##_##pack##_##T(          \
       int64 rows, int64 cols, T *out, const T *in, const T *w, const T *b, double eps) {      \
-    norm_regs<T, C, EPT, VEC, W>(rows, cols, out, in, w, b, eps);                             \
+    norm_regs<T, C, EPT, VEC, W, PACKED>(rows, cols, out, in, w, b, eps);                     \
   }
+#define TP_NORM_FWD(name, C, T, form, EPT, VEC, W, pack, NB, MB) \
+  TP_NORM_FWD_P(name, C, T, form, EPT, VEC, W, pack, NB, MB, false)
 #define TP_NORM_BWD(name, C, T, form, EPT, VEC, W, pack, NB, MB, FUSED)                       \
   extern "C" __global__ void __launch_bounds__(NB, MB) name##_backward_##form##_##pack##_##T( \
       int64 rows, int64 cols, T *dx, Acc<T>::type *stats, const T *in, const T *dy,           \
@@ -395,8 +443,8 @@ __device__ void norm_columns_reduce(int64 cols, int64 parts, T *grad_w, T *grad_
   }
 #define TP_NORM16(T)                                                                          \
   TP_NORM(T)                                                                                  \
-  TP_NORM_FWD(layer_norm, true, T, block32, 32, 8, false, vec, 128, 6)                        \
-  TP_NORM_FWD(rms_norm, false, T, block32, 32, 8, false, vec, 128, 6)
+  TP_NORM_FWD_P(layer_norm, true, T, block32, 32, 8, false, vec, 128, 6, true)                \
+  TP_NORM_FWD_P(rms_norm, false, T, block32, 32, 8, false, vec, 128, 6, true)
 TP_NORM16(float16)
 TP_NORM16(bfloat16)
 TP_NORM(float32)
