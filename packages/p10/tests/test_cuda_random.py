@@ -6,8 +6,11 @@ sizes whose launches differ; the offset moves past what an op used; values follo
 strides); state save/restore and tp.manual_seed seeding CUDA; distributions by moments and a KS distance
 against closed-form CDFs (no scipy); bernoulli p = 0 / 1 exactly; random_'s ranges per dtype; randperm is a
 permutation; multinomial frequencies, zero-probability categories and no repeats without replacement;
-dropout's scaling, mask and gradient; size-0, 0-d and strided outputs; the errors of the CPU op. They need a
-GPU and skip elsewhere ("needs a CUDA device"). A few shapes, no sweeps: the file runs in seconds.
+dropout's scaling, mask and gradient; size-0, 0-d and strided outputs; the errors of the CPU op; and
+tp.Generator(device="cuda") as every op's generator= (seeded like the default one it gives the default one's
+values and moves as it would, leaving the default alone; same seed same values; get/set_state replays; two
+generators independent; tp.cuda.default_generators; wrong-device generators and graph capture refused). They
+need a GPU and skip elsewhere ("needs a CUDA device"). A few shapes, no sweeps: the file runs in seconds.
 """
 
 from __future__ import annotations
@@ -326,9 +329,9 @@ def test_a_cpu_generator_is_refused():
         tp.empty(3, device=DEV).uniform_(generator=tp.Generator())
 
 
-# ---- tp.Generator(device="cuda"): generators of one's own (Note [Generator devices]) --------------------------
-# Each op with the same call on a CUDA generator and on the default one; `d` is the device. Inputs come from the
-# CPU generator (then moved), so that the CUDA draws are the op's own.
+# ---- tp.Generator(device="cuda"): generators of one's own (Note [Generator devices]) -----------------------
+# Each op with the same call on a CUDA generator and on the default one; `d` is the device. Inputs come from
+# the CPU generator (then moved), so that the CUDA draws are the op's own.
 GEN_CALLS = {
     "uniform_": lambda d, g: tp.empty(1001, device=d).uniform_(-1.0, 2.0, generator=g),
     "normal_": lambda d, g: tp.empty(1001, dtype=tp.float64, device=d).normal_(1.0, 2.0, generator=g),
@@ -349,7 +352,9 @@ GEN_CALLS = {
     "multinomial": lambda d, g: tp.multinomial(tp.rand(3, 50).to(d), 7, generator=g),
     "multinomial_replace": lambda d, g: tp.multinomial(tp.rand(3, 50).to(d), 70, True, generator=g),
     "poisson": lambda d, g: tp.poisson(tp.full((301,), 3.5, device=d), generator=g),
-    "rrelu_with_noise": lambda d, g: tp.ops.call("_rrelu_with_noise", tp.randn(301).to(d), 0.1, 0.3, generator=g)[1],
+    "rrelu_with_noise": lambda d, g: tp.ops.call(
+        "_rrelu_with_noise", tp.randn(301).to(d), 0.1, 0.3, generator=g
+    )[1],
     "sample": lambda d, g: tp.sample(tp.randn(4, 64).to(d), 0.8, top_k=10, top_p=0.9, generator=g),
 }
 GEN_IDS = list(GEN_CALLS)
@@ -429,9 +434,13 @@ def test_default_generators():
 
 
 def test_wrong_device_generators_raise():
-    with pytest.raises(RuntimeError, match="normal_: Expected a 'cuda' device type for generator but found 'cpu'"):
+    with pytest.raises(
+        RuntimeError, match="normal_: Expected a 'cuda' device type for generator but found 'cpu'"
+    ):
         tp.randn(3, device=DEV, generator=tp.Generator())
-    with pytest.raises(RuntimeError, match="uniform_: Expected a 'cpu' device type for generator but found 'cuda'"):
+    with pytest.raises(
+        RuntimeError, match="uniform_: Expected a 'cpu' device type for generator but found 'cuda'"
+    ):
         tp.rand(3, generator=tp.Generator("cuda"))
     other = tp.device("cuda", tp.cuda.device_count())  # a device index no op here runs on
     with pytest.raises(RuntimeError, match=r"randperm: Expected a generator of device cuda:0"):
@@ -450,7 +459,9 @@ def test_a_generator_of_its_own_cannot_be_captured():
     assert not tp.cuda.is_current_stream_capturing()
     assert state_of(g) == (67280421310721, 0)
     graph.reset()
-    graph = tp.cuda.CUDAGraph()  # the device's default generator, even passed explicitly, is captured as usual
+    graph = (
+        tp.cuda.CUDAGraph()
+    )  # the device's default generator, even passed explicitly, is captured as usual
     with tp.cuda.graph(graph):
         x.uniform_(generator=tp.cuda.default_generators[tp.cuda.current_device()])
     graph.replay()

@@ -21,7 +21,7 @@ def cuda_state(seed: int, offset: int) -> tp.Tensor:
     return tp.tensor(list(struct.pack("<QQ", seed, offset)), dtype=tp.uint8)
 
 
-# ---- construction --------------------------------------------------------------------------------------------
+# ---- construction ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("device", [None, "cpu", tp.device("cpu")])
 def test_cpu_generators(device):
     g = tp.Generator() if device is None else tp.Generator(device)
@@ -58,7 +58,7 @@ def test_default_generators_without_cuda():
     assert tp.cuda.default_generators == ()
 
 
-# ---- seeding and state -----------------------------------------------------------------------------------------
+# ---- seeding and state -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
 def test_manual_seed_returns_the_generator(device):
     g = tp.Generator(device)
@@ -113,7 +113,7 @@ def test_cpu_generator_stream_equals_default_stream():
     assert np.array_equal(tp.rand(6, generator=tp.Generator().manual_seed(4)).numpy(), want)
 
 
-# ---- a CUDA generator for a CPU op -----------------------------------------------------------------------------
+# ---- a CUDA generator for a CPU op -------------------------------------------------------------------------
 CPU_CALLS = [
     ("uniform_", lambda g: tp.empty(3).uniform_(generator=g)),
     ("normal_", lambda g: tp.empty(3).normal_(generator=g)),
@@ -140,7 +140,9 @@ CPU_CALLS = [
 
 @pytest.mark.parametrize("op, call", CPU_CALLS, ids=[f"{i}-{op}" for i, (op, _) in enumerate(CPU_CALLS)])
 def test_a_cuda_generator_for_a_cpu_op_raises(op, call):
-    with pytest.raises(RuntimeError, match=f"{op}: Expected a 'cpu' device type for generator but found 'cuda'"):
+    with pytest.raises(
+        RuntimeError, match=f"{op}: Expected a 'cpu' device type for generator but found 'cuda'"
+    ):
         call(tp.Generator("cuda"))
     call(tp.Generator("cpu"))  # and the op itself works
 

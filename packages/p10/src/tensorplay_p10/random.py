@@ -4,12 +4,12 @@ Where it sits: the default generator is a CPU ``_C.Generator`` (``csrc/random/cp
 with PyTorch's formulas, so ``tp.manual_seed(s); tp.randn(n)`` equals ``torch.manual_seed(s); torch.randn(n)``
 bit for bit). The factories are ``empty`` followed by an in-place sampler op (``csrc/kernels/random.cpp``).
 
-``tp.Generator(device="cpu")`` (the default) and ``tp.Generator(device="cuda")`` are generators of your own, to
-pass as ``generator=``; both are ``tp.Generator`` instances with ``device``, ``manual_seed`` (returns the
-generator), ``seed``, ``initial_seed`` and ``get_state`` / ``set_state``. A CUDA one is a Philox (seed, offset)
-pair (``tp.cuda``'s ``random.py``). An op accepts only a generator of its own device type: a CUDA generator
-given to a CPU op, or the reverse, raises RuntimeError ("Expected a 'cpu' device type for generator but found
-'cuda'"), as in PyTorch.
+``tp.Generator(device="cpu")`` (the default) and ``tp.Generator(device="cuda")`` are generators of your own,
+to pass as ``generator=``; both are ``tp.Generator`` instances with ``device``, ``manual_seed`` (returns the
+generator), ``seed``, ``initial_seed`` and ``get_state`` / ``set_state``. A CUDA one is a Philox (seed,
+offset) pair (``tp.cuda``'s ``random.py``). An op accepts only a generator of its own device type: a CUDA
+generator given to a CPU op, or the reverse, raises RuntimeError ("Expected a 'cpu' device type for generator
+but found 'cuda'"), as in PyTorch.
 
 Example:
     >>> import tensorplay_p10 as tp

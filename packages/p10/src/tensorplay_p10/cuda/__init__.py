@@ -8,9 +8,9 @@ PyPI. Without a driver ``is_available()`` is False and CUDA calls raise a Runtim
 What runs on the GPU today: tensors on ``cuda:N`` (``.to("cuda")``, ``.cuda()``, ``.cpu()``,
 ``pin_memory()``), copies and casts, ``fill_`` and the factories, ``add``/``sub``/``mul``/``div`` with
 broadcasting and type promotion, and ``sum``; the random ops on a Philox generator per device
-(``random.py``; ``tp.Generator(device="cuda")`` for streams of your own) and CUDA graphs with private memory pools (``graphs.py``). Other ops raise
-NotImplementedError naming the op and the CUDA key (``tp.ops.list()`` shows which ops have CUDA
-kernels). ``docs/cuda.md`` walks the whole path.
+(``random.py``; ``tp.Generator(device="cuda")`` for streams of your own) and CUDA graphs with private memory
+pools (``graphs.py``). Other ops raise NotImplementedError naming the op and the CUDA key (``tp.ops.list()``
+shows which ops have CUDA kernels). ``docs/cuda.md`` walks the whole path.
 
 Example (the last two lines need a GPU):
     >>> import tensorplay_p10 as tp
