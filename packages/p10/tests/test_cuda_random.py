@@ -6,8 +6,11 @@ sizes whose launches differ; the offset moves past what an op used; values follo
 strides); state save/restore and tp.manual_seed seeding CUDA; distributions by moments and a KS distance
 against closed-form CDFs (no scipy); bernoulli p = 0 / 1 exactly; random_'s ranges per dtype; randperm is a
 permutation; multinomial frequencies, zero-probability categories and no repeats without replacement;
-dropout's scaling, mask and gradient; size-0, 0-d and strided outputs; the errors of the CPU op. They need a
-GPU and skip elsewhere ("needs a CUDA device"). A few shapes, no sweeps: the file runs in seconds.
+dropout's scaling, mask and gradient; size-0, 0-d and strided outputs; the errors of the CPU op; and
+tp.Generator(device="cuda") as every op's generator= (seeded like the default one it gives the default one's
+values and moves as it would, leaving the default alone; same seed same values; get/set_state replays; two
+generators independent; tp.cuda.default_generators; wrong-device generators and graph capture refused). They
+need a GPU and skip elsewhere ("needs a CUDA device"). A few shapes, no sweeps: the file runs in seconds.
 """
 
 from __future__ import annotations
@@ -324,3 +327,144 @@ def test_errors_match_the_cpu_op(call):
 def test_a_cpu_generator_is_refused():
     with pytest.raises(RuntimeError, match="generator"):
         tp.empty(3, device=DEV).uniform_(generator=tp.Generator())
+
+
+# ---- tp.Generator(device="cuda"): generators of one's own (Note [Generator devices]) -----------------------
+# Each op with the same call on a CUDA generator and on the default one; `d` is the device. Inputs come from
+# the CPU generator (then moved), so that the CUDA draws are the op's own.
+GEN_CALLS = {
+    "uniform_": lambda d, g: tp.empty(1001, device=d).uniform_(-1.0, 2.0, generator=g),
+    "normal_": lambda d, g: tp.empty(1001, dtype=tp.float64, device=d).normal_(1.0, 2.0, generator=g),
+    "log_normal_": lambda d, g: tp.empty(301, device=d).log_normal_(generator=g),
+    "cauchy_": lambda d, g: tp.empty(301, device=d).cauchy_(generator=g),
+    "exponential_": lambda d, g: tp.empty(301, dtype=tp.float16, device=d).exponential_(generator=g),
+    "geometric_": lambda d, g: tp.empty(301, device=d).geometric_(0.3, generator=g),
+    "bernoulli_": lambda d, g: tp.empty(301, device=d).bernoulli_(0.3, generator=g),
+    "bernoulli_.Tensor": lambda d, g: tp.empty(301, device=d).bernoulli_(tp.rand(301).to(d), generator=g),
+    "bernoulli": lambda d, g: tp.bernoulli(tp.full((7, 9), 0.4, device=d), generator=g),
+    "random_": lambda d, g: tp.empty(301, dtype=tp.int64, device=d).random_(generator=g),
+    "random_.to": lambda d, g: tp.empty(301, dtype=tp.int32, device=d).random_(17, generator=g),
+    "random_.from": lambda d, g: tp.empty(301, dtype=tp.float32, device=d).random_(-5, 5, generator=g),
+    "rand": lambda d, g: tp.rand(5, 7, device=d, generator=g),
+    "randn": lambda d, g: tp.randn(5, 7, dtype=tp.bfloat16, device=d, generator=g),
+    "randint": lambda d, g: tp.randint(3, 1000, (501,), device=d, generator=g),
+    "randperm": lambda d, g: tp.randperm(1000, device=d, generator=g),
+    "multinomial": lambda d, g: tp.multinomial(tp.rand(3, 50).to(d), 7, generator=g),
+    "multinomial_replace": lambda d, g: tp.multinomial(tp.rand(3, 50).to(d), 70, True, generator=g),
+    "poisson": lambda d, g: tp.poisson(tp.full((301,), 3.5, device=d), generator=g),
+    "rrelu_with_noise": lambda d, g: tp.ops.call(
+        "_rrelu_with_noise", tp.randn(301).to(d), 0.1, 0.3, generator=g
+    )[1],
+    "sample": lambda d, g: tp.sample(tp.randn(4, 64).to(d), 0.8, top_k=10, top_p=0.9, generator=g),
+}
+GEN_IDS = list(GEN_CALLS)
+
+
+def state_of(g) -> tuple[int, int]:
+    seed, offset = np.frombuffer(g.get_state().numpy().tobytes(), dtype="<u8")
+    return int(seed), int(offset)
+
+
+def default_state() -> tuple[int, int]:
+    seed, offset = np.frombuffer(tp.cuda.get_rng_state().numpy().tobytes(), dtype="<u8")
+    return int(seed), int(offset)
+
+
+@pytest.mark.parametrize("name", GEN_IDS)
+def test_a_generator_seeded_like_the_default_one_gives_its_values(name):
+    call = GEN_CALLS[name]
+    tp.manual_seed(123)  # the CPU inputs (and every CUDA generator, then reseeded)
+    tp.cuda.manual_seed(5)
+    want = np_of(call(DEV, None))
+    used = default_state()[1]
+    assert used > 0
+    tp.manual_seed(123)
+    tp.cuda.manual_seed(5)
+    g = tp.Generator(device="cuda").manual_seed(5)
+    np.testing.assert_array_equal(np_of(call(DEV, g)), want)
+    assert state_of(g) == (5, used)  # g moved as the default one did
+    assert default_state() == (5, 0)  # and the default one did not move
+
+
+@pytest.mark.parametrize("name", GEN_IDS)
+def test_same_seed_same_values_and_state_replays(name):
+    call = GEN_CALLS[name]
+    runs = []
+    for _ in range(2):
+        tp.manual_seed(0)
+        tp.cuda.manual_seed(0)
+        g = tp.Generator("cuda").manual_seed(77)
+        runs.append(np_of(call(DEV, g)))
+    np.testing.assert_array_equal(runs[0], runs[1])
+    g = tp.Generator("cuda").manual_seed(77)
+    state = g.get_state()
+    tp.manual_seed(0)
+    tp.cuda.manual_seed(0)
+    first = np_of(call(DEV, g))
+    assert state_of(g)[1] > 0  # the offset moved past the blocks used
+    g.set_state(state)
+    tp.manual_seed(0)
+    tp.cuda.manual_seed(0)
+    np.testing.assert_array_equal(np_of(call(DEV, g)), first)
+
+
+def test_two_generators_are_independent():
+    a, b = tp.Generator("cuda").manual_seed(1), tp.Generator("cuda").manual_seed(1)
+    default = tp.cuda.get_rng_state().numpy()
+    x1 = np_of(tp.rand(1000, device=DEV, generator=a))
+    x2 = np_of(tp.rand(1000, device=DEV, generator=a))
+    assert not np.array_equal(x1, x2)
+    np.testing.assert_array_equal(np_of(tp.rand(1000, device=DEV, generator=b)), x1)  # b did not move with a
+    np.testing.assert_array_equal(tp.cuda.get_rng_state().numpy(), default)  # nor did the default one
+    c = tp.Generator("cuda").manual_seed(2)
+    assert not np.array_equal(np_of(tp.rand(1000, device=DEV, generator=c)), x1)
+
+
+def test_default_generators():
+    gens = tp.cuda.default_generators
+    assert len(gens) == tp.cuda.device_count() and tp.cuda.default_generators is gens
+    assert gens[0].device == tp.device("cuda", 0) and isinstance(gens[0], tp.Generator)
+    assert tp.cuda.default_generators[0] is gens[0]
+    gens[0].manual_seed(9)  # is tp.cuda.manual_seed on device 0
+    with tp.cuda.device(0):
+        assert tp.cuda.initial_seed() == 9
+    a = np_of(tp.rand(100, device="cuda:0", generator=gens[0]))
+    tp.cuda.manual_seed_all(9)
+    np.testing.assert_array_equal(np_of(tp.rand(100, device="cuda:0")), a)
+
+
+def test_wrong_device_generators_raise():
+    with pytest.raises(
+        RuntimeError, match="normal_: Expected a 'cuda' device type for generator but found 'cpu'"
+    ):
+        tp.randn(3, device=DEV, generator=tp.Generator())
+    with pytest.raises(
+        RuntimeError, match="uniform_: Expected a 'cpu' device type for generator but found 'cuda'"
+    ):
+        tp.rand(3, generator=tp.Generator("cuda"))
+    other = tp.device("cuda", tp.cuda.device_count())  # a device index no op here runs on
+    with pytest.raises(RuntimeError, match=r"randperm: Expected a generator of device cuda:0"):
+        tp.randperm(5, device="cuda:0", generator=tp.Generator(other))
+    tp.randperm(5, device="cuda:0", generator=tp.Generator("cuda:0"))  # its own device is fine
+
+
+def test_a_generator_of_its_own_cannot_be_captured():
+    x = tp.empty(1024, device=DEV)
+    x.uniform_()  # warm-up
+    g = tp.Generator("cuda")
+    graph = tp.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match="being captured"):
+        with tp.cuda.graph(graph):
+            x.uniform_(generator=g)
+    assert not tp.cuda.is_current_stream_capturing()
+    assert state_of(g) == (67280421310721, 0)
+    graph.reset()
+    graph = (
+        tp.cuda.CUDAGraph()
+    )  # the device's default generator, even passed explicitly, is captured as usual
+    with tp.cuda.graph(graph):
+        x.uniform_(generator=tp.cuda.default_generators[tp.cuda.current_device()])
+    graph.replay()
+    first = np_of(x).copy()
+    graph.replay()
+    assert not np.array_equal(np_of(x), first)

@@ -101,7 +101,7 @@ Value from_abi(const TP_Value &v, const Argument &arg) {
     case TP_VALUE_GENERATOR: {
       Value g;
       g.tag = Value::Tag::Generator;
-      g.generator = v.v.p;
+      g.generator = static_cast<GeneratorImpl *>(v.v.p);  // only ever a handle TensorPlay gave out
       return g;
     }
   }

@@ -21,8 +21,9 @@ inline Stream stream_for(int device) { return current_stream(device); }
 inline std::string kname(const char *base, ScalarType t) { return std::string(base) + "_" + scalar_type_name(t); }
 // Complex numbers have no CUDA kernels yet: NotImplementedError naming the op.
 void check_real(const char *op, ScalarType t);
-// A random op's `generator` argument: CUDA ops draw from the device's Philox generator (cuda/philox.h), so a
-// tp.Generator (a CPU generator) is a RuntimeError naming the op, as PyTorch's device-type check.
+// A random op's `generator` argument, checked before anything else: a CPU generator is a RuntimeError naming the
+// op, as PyTorch's device-type check. The op then draws from cuda_generator() (cuda/philox.h), which also checks
+// the generator's device index once the op's device is known.
 void check_cuda_generator(const Value &generator, const char *op);
 
 // CPU numbers in CUDA ops: a CPU 0-d tensor (a wrapped Python number, or a 0-d tensor PyTorch lets mix with

@@ -8,7 +8,8 @@
 // reach the GPU through these kernels. Each op:
 //   1. checks its arguments with the CPU's own rules: the CPU fill functions (random/distributions.h) are
 //      called with n = 0, which runs every check (dtype, bounds, p in range) and draws nothing;
-//   2. reserves the Philox blocks it uses from the device's generator (cuda/philox.h), which moves its offset;
+//   2. reserves the Philox blocks it uses from its generator (cuda/philox.h: `generator=`, a CUDA generator of
+//      the op's device, or the device's default one), which moves that generator's offset;
 //   3. launches: element i of the output, in logical row-major order, takes its numbers from Philox block
 //      offset + i / E (Note [Philox streams] in philox.cuh), so the values never depend on the launch shape.
 // The streams are TensorPlay's own: they do not equal PyTorch's CUDA streams (nor the CPU ones).
@@ -26,11 +27,7 @@
 
 namespace tp::p10::cuda {
 
-void check_cuda_generator(const Value &v, const char *op) {
-  TP_CHECK(v.generator == nullptr, Runtime, op, ": Expected a 'cuda' device type for generator but found 'cpu' "
-           "(tp.Generator is a CPU generator; CUDA ops draw from the device's default generator: seed it with "
-           "tp.cuda.manual_seed)");
-}
+void check_cuda_generator(const Value &v, const char *op) { generator_arg(v, DeviceType::CUDA, op); }
 
 namespace {
 // The CPU fill functions check their arguments before drawing; with n = 0 they draw nothing from this one.
@@ -48,9 +45,10 @@ int64_t next_pow2(int64_t n) {
 void *dptr(const Tensor &t) { return t.data_ptr(); }
 
 // Launch random.cu's `entry` over self (contiguous, or through the geometry of its strides), with the Philox
-// blocks for n elements at `per_block` elements a block; `extra` are the kernel's trailing parameters.
+// blocks for n elements at `per_block` elements a block, from `gen` (the op's generator argument: None for the
+// device's default); `extra` are the kernel's trailing parameters.
 template <typename... Extra>
-void launch_fill(const char *op, const Tensor &self, const std::string &entry, int per_block,
+void launch_fill(const char *op, const Tensor &self, const Value &gen, const std::string &entry, int per_block,
                  const Extra &...extra) {
   const int dev = common_device(op, {self}, false);
   DeviceGuard guard(dev);
@@ -59,7 +57,7 @@ void launch_fill(const char *op, const Tensor &self, const std::string &entry, i
   const int64_t n = self.numel();
   if (n == 0) return;
   const int64_t blocks = ceil_div(n, per_block);
-  const PhiloxArgs ph = default_cuda_generator(dev).reserve(uint64_t(blocks));
+  const PhiloxArgs ph = cuda_generator(gen, dev, op).reserve(uint64_t(blocks));
   KernelGeometry g{};
   const int contig = self.is_contiguous() ? 1 : 0;
   if (!contig) g = make_geometry(self.sizes(), {&self}, op);
@@ -104,9 +102,9 @@ void adjust_bounds(ScalarType t, int64_t &from, int64_t &to) {
 }
 
 // from + bits mod range (range 0: all 64 bits); 64 random bits once the range reaches 2^28, as the CPU.
-void launch_random(const char *op, const Tensor &self, int64_t from, uint64_t range) {
+void launch_random(const char *op, const Tensor &self, const Value &gen, int64_t from, uint64_t range) {
   const bool wide = range == 0 || range >= (uint64_t(1) << 28);
-  launch_fill(op, self, kname(wide ? "random_u64" : "random_u32", self.dtype()), wide ? 2 : 4, from,
+  launch_fill(op, self, gen, kname(wide ? "random_u64" : "random_u32", self.dtype()), wide ? 2 : 4, from,
               (unsigned long long)range);
 }
 
@@ -133,7 +131,7 @@ static void uniform_(const Operator &, Stack &s, void *) {
   const double from = s[1].to_double(), to = s[2].to_double();
   check_cuda_generator(s[3], "uniform_");
   uniform_fill(rules(), self.dtype(), nullptr, 0, from, to);
-  launch_fill("uniform_", self, kname("uniform", self.dtype()), per_block_float(self.dtype()), from, to);
+  launch_fill("uniform_", self, s[3], kname("uniform", self.dtype()), per_block_float(self.dtype()), from, to);
   done(s, self);
 }
 
@@ -142,7 +140,7 @@ static void normal_(const Operator &, Stack &s, void *) {
   const double mean = s[1].to_double(), std = s[2].to_double();
   check_cuda_generator(s[3], "normal_");
   normal_fill(rules(), self.dtype(), nullptr, 0, mean, std);
-  launch_fill("normal_", self, kname("normal", self.dtype()), per_block_float(self.dtype()), mean, std);
+  launch_fill("normal_", self, s[3], kname("normal", self.dtype()), per_block_float(self.dtype()), mean, std);
   done(s, self);
 }
 
@@ -151,7 +149,7 @@ static void log_normal_(const Operator &, Stack &s, void *) {
   const double mean = s[1].to_double(), std = s[2].to_double();
   check_cuda_generator(s[3], "log_normal_");
   log_normal_fill(rules(), self.dtype(), nullptr, 0, mean, std);
-  launch_fill("log_normal_", self, kname("log_normal", self.dtype()), per_block_float(self.dtype()), mean, std);
+  launch_fill("log_normal_", self, s[3], kname("log_normal", self.dtype()), per_block_float(self.dtype()), mean, std);
   done(s, self);
 }
 
@@ -160,7 +158,7 @@ static void cauchy_(const Operator &, Stack &s, void *) {
   const double median = s[1].to_double(), sigma = s[2].to_double();
   check_cuda_generator(s[3], "cauchy_");
   cauchy_fill(rules(), self.dtype(), nullptr, 0, median, sigma);
-  launch_fill("cauchy_", self, kname("cauchy", self.dtype()), per_block_float(self.dtype()), median, sigma);
+  launch_fill("cauchy_", self, s[3], kname("cauchy", self.dtype()), per_block_float(self.dtype()), median, sigma);
   done(s, self);
 }
 
@@ -169,7 +167,7 @@ static void exponential_(const Operator &, Stack &s, void *) {
   const double lambd = s[1].to_double();
   check_cuda_generator(s[2], "exponential_");
   exponential_fill(rules(), self.dtype(), nullptr, 0, lambd);
-  launch_fill("exponential_", self, kname("exponential", self.dtype()), per_block_float(self.dtype()), 1.0 / lambd,
+  launch_fill("exponential_", self, s[2], kname("exponential", self.dtype()), per_block_float(self.dtype()), 1.0 / lambd,
               0.0);
   done(s, self);
 }
@@ -179,7 +177,7 @@ static void geometric_(const Operator &, Stack &s, void *) {
   const double p = s[1].to_double();
   check_cuda_generator(s[2], "geometric_");
   geometric_fill(rules(), self.dtype(), nullptr, 0, p);
-  launch_fill("geometric_", self, kname("geometric", self.dtype()), 2, std::log1p(-p), 0.0);
+  launch_fill("geometric_", self, s[2], kname("geometric", self.dtype()), 2, std::log1p(-p), 0.0);
   done(s, self);
 }
 
@@ -188,7 +186,7 @@ static void bernoulli_float_(const Operator &, Stack &s, void *) {
   const double p = s[1].to_double();
   check_cuda_generator(s[2], "bernoulli_");
   bernoulli_scalar_fill(rules(), self.dtype(), nullptr, 0, p);
-  launch_fill("bernoulli_", self, kname("bernoulli", self.dtype()), 4, p, 0.0);
+  launch_fill("bernoulli_", self, s[2], kname("bernoulli", self.dtype()), 4, p, 0.0);
   done(s, self);
 }
 
@@ -202,12 +200,12 @@ static void random_(const Operator &op, Stack &s, void *) {
       TP_CHECK(from == std::numeric_limits<int64_t>::min(), NotImplemented,
                "random_(from, to=None) is only supported with from = int64 min (the full range)");
       random_full_range_fill(rules(), t, nullptr, 0);
-      launch_random("random_", self, 0, 0);
+      launch_random("random_", self, s[3], 0, 0);
     } else {
       int64_t to = s[2].to_int();
       random_from_to_fill(rules(), t, nullptr, 0, from, to);  // from < to and the dtype's bounds
       adjust_bounds(t, from, to);
-      launch_random("random_", self, from, uint64_t(to) - uint64_t(from));
+      launch_random("random_", self, s[3], from, uint64_t(to) - uint64_t(from));
     }
   } else if (op.schema.overload == "to") {
     int64_t from = 0, to = s[1].to_int();
@@ -215,24 +213,24 @@ static void random_(const Operator &op, Stack &s, void *) {
     TP_CHECK(0 < to, Runtime, "random_ expects 'from' to be less than 'to', but got from=0 >= to=", to);
     random_from_to_fill(rules(), t, nullptr, 0, from, to);
     adjust_bounds(t, from, to);
-    launch_random("random_", self, from, uint64_t(to) - uint64_t(from));
+    launch_random("random_", self, s[2], from, uint64_t(to) - uint64_t(from));
   } else {
     check_cuda_generator(s[1], "random_");
     random_fill(rules(), t, nullptr, 0);
-    launch_random("random_", self, 0, plain_range(t));
+    launch_random("random_", self, s[1], 0, plain_range(t));
   }
   done(s, self);
 }
 
 // ---- Bernoulli with a probability per element -----------------------------------------------------------------
 // `probs` (any float dtype) broadcast to out's shape, made contiguous in logical order as float32 or float64.
-static void bernoulli_from(const char *op, const Tensor &out, const Tensor &probs) {
+static void bernoulli_from(const char *op, const Tensor &out, const Tensor &probs, const Value &gen) {
   const int dev = common_device(op, {out, probs}, false);
   DeviceGuard guard(dev);
   const ScalarType pt = probs.dtype() == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
   const Tensor pe = call_op<Tensor>(TP_OP("expand"), probs, out.sizes());
   const Tensor pc = contiguous_as(pe, pt);
-  launch_fill(op, out, kname("bernoulli_tensor", out.dtype()) + "_" + scalar_type_name(pt), 4, dptr(pc));
+  launch_fill(op, out, gen, kname("bernoulli_tensor", out.dtype()) + "_" + scalar_type_name(pt), 4, dptr(pc));
 }
 
 static void bernoulli_tensor_(const Operator &, Stack &s, void *) {
@@ -245,7 +243,7 @@ static void bernoulli_tensor_(const Operator &, Stack &s, void *) {
   bernoulli_tensor_fill(rules(), self.dtype(), nullptr, 0, p.dtype(), nullptr);
   if (p.device().is_cpu() && self.device().type == DeviceType::CUDA)  // PyTorch moves CPU probabilities over
     p = call_op<Tensor>(TP_OP("to"), p, std::optional<ScalarType>(), std::optional<Device>(self.device()), false);
-  bernoulli_from("bernoulli_", self, p);
+  bernoulli_from("bernoulli_", self, p, s[2]);
   done(s, self);
 }
 
@@ -254,7 +252,7 @@ static void bernoulli(const Operator &, Stack &s, void *) {
   check_cuda_generator(s[1], "bernoulli");
   bernoulli_tensor_fill(rules(), probs.dtype(), nullptr, 0, probs.dtype(), nullptr);
   Tensor out = empty_tensor(probs.sizes(), probs.dtype(), probs.device());
-  bernoulli_from("bernoulli", out, probs);
+  bernoulli_from("bernoulli", out, probs, s[1]);
   done(s, out);
 }
 
@@ -275,7 +273,7 @@ static void rrelu_with_noise(const Operator &, Stack &s, void *) {
   if (n > 0) {
     const Tensor x = self.is_contiguous() ? self : contiguous_as(self, self.dtype());
     const int64_t blocks = ceil_div(n, per_block_float(self.dtype()));
-    const PhiloxArgs ph = default_cuda_generator(dev).reserve(uint64_t(blocks));
+    const PhiloxArgs ph = cuda_generator(s[3], dev, op).reserve(uint64_t(blocks));
     launch(kernel(dev, "random.cu", kname("rrelu_with_noise", self.dtype())), elementwise_config(dev, blocks),
            stream_for(dev), n, dptr(x), dptr(out), dptr(noise), ph, lower, upper);
   }
@@ -306,7 +304,7 @@ static void randperm(const Operator &, Stack &s, void *) {
   if (n > 0) {
     const int64_t len = next_pow2(n);
     Tensor keys = empty_tensor({len}, ScalarType::Int64, device), vals = empty_tensor({len}, ScalarType::Int64, device);
-    const PhiloxArgs ph = default_cuda_generator(dev).reserve(uint64_t(ceil_div(n, 2)));
+    const PhiloxArgs ph = cuda_generator(s[1], dev, "randperm").reserve(uint64_t(ceil_div(n, 2)));
     const Stream stream = stream_for(dev);
     launch(kernel(dev, "random.cu", "randperm_keys"), elementwise_config(dev, len), stream, n, len, dptr(keys),
            dptr(vals), ph);
@@ -336,7 +334,7 @@ static void multinomial(const Operator &, Stack &s, void *) {
   const ScalarType pt = probs.dtype() == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
   const Tensor p = contiguous_as(probs, pt);
   const Stream stream = stream_for(dev);
-  CudaGenerator &gen = default_cuda_generator(dev);
+  CudaGenerator &gen = cuda_generator(s[3], dev, "multinomial");
   if (replacement) {
     Tensor cdf = empty_tensor({rows, cats}, ScalarType::Float64, device);
     const unsigned grid = unsigned(std::min<int64_t>(rows, int64_t(properties(dev).multi_processor_count) * 4));
@@ -372,7 +370,7 @@ static void poisson(const Operator &, Stack &s, void *) {
   const int64_t n = out.numel();
   if (n > 0) {
     const Tensor r = contiguous_as(rates, rates.dtype());
-    const PhiloxArgs ph = default_cuda_generator(dev).reserve(uint64_t(n));
+    const PhiloxArgs ph = cuda_generator(s[1], dev, "poisson").reserve(uint64_t(n));
     launch(kernel(dev, "random.cu", kname("poisson", rates.dtype())), elementwise_config(dev, n), stream_for(dev),
            n, dptr(out), dptr(r), ph);
   }

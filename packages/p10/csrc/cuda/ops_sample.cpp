@@ -1,5 +1,5 @@
 // ops_sample.cpp — the CUDA kernel of tp.sample (kernels/sample.cpp): the next token of each row of logits, by
-// temperature, top-k and top-p, drawn from the device's Philox generator (cuda/philox.h).
+// temperature, top-k and top-p, drawn from `generator=` or the device's Philox generator (cuda/philox.h).
 //
 // Where it sits: nn.generation calls sample once per generated token. The CPU op is one pass per row in float64;
 // on the GPU the same rule is a short chain of CUDA ops, each a kernel tested on its own (argmax, topk, softmax,
@@ -65,8 +65,9 @@ Tensor top_p_filter(const Tensor &p, double top_p) {
   return call_op<Tensor>(TP_OP("scatter.src"), p, int64_t(1), order, kept, std::optional<std::string>());
 }
 // Note [Sampling on CUDA] on x, [rows, V] float64 logits: the picks, int64 [rows] or [rows, 1]. Only dispatched
-// ops and a host read of two flag rows, so it runs on any device.
-Tensor sample_rows(const Tensor &x, double temperature, int64_t top_k, double top_p) {
+// ops and a host read of two flag rows, so it runs on any device; `gen` (the op's generator argument) goes on
+// to multinomial.
+Tensor sample_rows(const Tensor &x, double temperature, int64_t top_k, double top_p, const Value &gen) {
   if (temperature <= 1e-5) return call_op<Tensor>(TP_OP("argmax"), x, std::optional<int64_t>(1), false);
   const int64_t rows = x.size(0), v = x.size(1);
   Tensor z = call_op<Tensor>(TP_OP("div"), x, number(temperature), std::optional<std::string>());
@@ -79,13 +80,16 @@ Tensor sample_rows(const Tensor &x, double temperature, int64_t top_k, double to
   }
   Tensor p = call_op<Tensor>(TP_OP("softmax.int"), z, int64_t(1), std::optional<ScalarType>());
   if (top_p < 1.0) p = top_p_filter(p, top_p);
-  return call_op<Tensor>(TP_OP("multinomial"), p, int64_t(1), true);
+  Stack draw{Value(p), Value::from_int(1), Value::from_bool(true), gen};
+  call(TP_OP("multinomial"), draw);
+  return draw[0].tensor;
 }
 }  // namespace
 
 static void sample(const Operator &, Stack &s, void *) {
   const Tensor logits = s[0].tensor;
-  check_cuda_generator(s[4], kOp);
+  const Value gen = s[4];
+  check_cuda_generator(gen, kOp);
   {  // the CPU op on a meta copy: logits' dims and dtype, top_p in (0, 1], temperature >= 0, an empty vocabulary
     Stack meta{Value(meta_like(logits)), s[1], s[2], s[3], Value()};
     call(TP_OP("sample"), meta);
@@ -104,7 +108,7 @@ static void sample(const Operator &, Stack &s, void *) {
   }
   const Tensor x = call_op<Tensor>(TP_OP("view"), contiguous_as(logits, ScalarType::Float64),
                                    std::vector<int64_t>{rows, v});
-  s.push_back(Value(call_op<Tensor>(TP_OP("reshape"), sample_rows(x, temperature, top_k, top_p),
+  s.push_back(Value(call_op<Tensor>(TP_OP("reshape"), sample_rows(x, temperature, top_k, top_p, gen),
                                     std::vector<int64_t>(out_shape.begin(), out_shape.end()))));
 }
 

@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "core/errors.h"
+#include "cuda/graphs.h"
+#include "dispatch/value.h"
 
 namespace tp::p10::cuda {
 
@@ -95,7 +97,7 @@ CudaGenerator &default_cuda_generator(int device) {
   std::lock_guard<std::mutex> lock(g.mu);
   if (g.per_device.size() <= size_t(device)) g.per_device.resize(size_t(device) + 1);
   auto &slot = g.per_device[size_t(device)];
-  if (!slot) slot = std::make_unique<CudaGenerator>(g.seed);
+  if (!slot) slot = std::make_unique<CudaGenerator>(device, g.seed);
   return *slot;
 }
 
@@ -105,6 +107,29 @@ void manual_seed_all(uint64_t seed) {
   g.seed = seed;
   for (auto &gen : g.per_device)
     if (gen) gen->set_seed(seed);
+}
+
+// Note [Generators and graph capture]
+//   While a graph captures, the device's default generator hands out offsets relative to the graph's start,
+//   read with the seed from device memory that replay() rewrites (Note [Graph-safe RNG]), so every replay draws
+//   fresh numbers. A generator made by tp.Generator("cuda") is not registered with any graph (PyTorch needs
+//   CUDAGraph.register_generator_state for that; TensorPlay has no such call): its (seed, offset) would be
+//   baked into the captured launches and every replay would repeat the same numbers, silently. So an op given
+//   one while the current stream captures raises, naming the op; captured code draws from the default
+//   generator (no generator=, or tp.cuda.default_generators[i] itself). Outside capture it is unrestricted.
+CudaGenerator &cuda_generator(const Value &v, int device, const char *op) {
+  CudaGenerator &def = default_cuda_generator(device);
+  GeneratorImpl *g = generator_arg(v, DeviceType::CUDA, op);
+  if (!g || g == &def) return def;
+  const int index = g->device().index;
+  TP_CHECK(index < 0 || index == device, Runtime, op, ": Expected a generator of device cuda:", device,
+           " (the op's device) but found one of cuda:", index, " (a tp.Generator(\"cuda\") without an index serves "
+           "any device)");
+  TP_CHECK(!(capture_underway() && current_stream_capturing()), Runtime, op, ": a tp.Generator(device=\"cuda\") "
+           "cannot be used while a CUDA graph is being captured: its state would be frozen into the graph and "
+           "every replay would repeat the same numbers (Note [Generators and graph capture]); inside the capture "
+           "draw from the device's default generator (leave generator= out)");
+  return static_cast<CudaGenerator &>(*g);
 }
 
 }  // namespace tp::p10::cuda

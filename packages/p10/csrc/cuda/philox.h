@@ -1,6 +1,7 @@
-// philox.h — the CUDA random generator of each device: a Philox4x32-10 (seed, offset) state.
+// philox.h — the CUDA random generator: a Philox4x32-10 (seed, offset) state; one default per device, and any
+// number made by tp.Generator(device="cuda").
 //
-// Where it sits: ops_random.cpp asks the device's generator for the (seed, offset) of each launch and the
+// Where it sits: ops_random.cpp asks the op's generator (cuda_generator(): `generator=` or the device's default) for the (seed, offset) of each launch and the
 // generator moves its offset past the Philox blocks the op uses (Note [Philox streams] in
 // tensorplay_p10/cuda_kernels/philox.cuh). tp.cuda.manual_seed / get_rng_state / set_rng_state (py_cuda.cpp)
 // read and write it; graphs.cpp switches it to device-side state during capture (Note [Graph-safe RNG]).
@@ -9,6 +10,12 @@
 #include <cstdint>
 #include <mutex>
 #include <vector>
+
+#include "random/generator.h"
+
+namespace tp::p10 {
+struct Value;
+}
 
 namespace tp::p10::cuda {
 
@@ -23,14 +30,17 @@ struct PhiloxArgs {
 };
 static_assert(sizeof(PhiloxArgs) == 24, "PhiloxArgs must match philox.cuh");
 
-class CudaGenerator {
+class CudaGenerator final : public GeneratorImpl {
  public:
-  explicit CudaGenerator(uint64_t seed = kDefaultCudaSeed) : seed_(seed) {}
-  void set_seed(uint64_t seed);  // and offset 0, as torch.cuda.manual_seed
-  uint64_t seed() const;
+  // `device`: a device index, or -1 for a tp.Generator("cuda") that serves any device (Note [Generator devices]
+  // in random/generator.h). Making one needs no driver.
+  explicit CudaGenerator(int device, uint64_t seed = kDefaultCudaSeed)
+      : GeneratorImpl(Device{DeviceType::CUDA, int8_t(device)}), seed_(seed) {}
+  void set_seed(uint64_t seed) override;  // and offset 0, as torch.cuda.manual_seed
+  uint64_t seed() const override;
   uint64_t offset() const;
-  std::vector<uint8_t> get_state() const;
-  void set_state(const uint8_t *data, size_t n);  // ValueError unless n == kCudaStateBytes
+  std::vector<uint8_t> get_state() const override;
+  void set_state(const uint8_t *data, size_t n) override;  // ValueError unless n == kCudaStateBytes
 
   // The arguments for a launch that uses `blocks` Philox blocks; the offset moves past them.
   PhiloxArgs reserve(uint64_t blocks);
@@ -54,5 +64,10 @@ class CudaGenerator {
 CudaGenerator &default_cuda_generator(int device);
 // Seed every device's generator, including those not made yet; needs no driver (tp.manual_seed calls it).
 void manual_seed_all(uint64_t seed);
+
+// What a CUDA random op on `device` draws from: its `generator=` argument, or the device's default generator for
+// None. RuntimeError naming `op` for a CPU generator, a generator of another CUDA device, and a generator other
+// than the default one while the current stream is capturing a graph (Note [Generators and graph capture]).
+CudaGenerator &cuda_generator(const Value &generator, int device, const char *op);
 
 }  // namespace tp::p10::cuda

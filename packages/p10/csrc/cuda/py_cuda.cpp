@@ -241,6 +241,11 @@ void bind_cuda(nb::module_ &parent) {
 
   // ---- the Philox generators (cuda/philox.h); tensorplay_p10/cuda/random.py wraps them --------------------------
   m.def("_rng_manual_seed_all", [](nb::int_ seed) { manual_seed_all(PyLong_AsUnsignedLongLongMask(seed.ptr())); });
+  // tp.cuda.default_generators[i]: the device's default generator as a tp.Generator (never destroyed).
+  m.def("_rng_default_generator", [](int device) {
+    return nb::cast(static_cast<GeneratorImpl *>(&default_cuda_generator(resolve_index(device, "default_generators"))),
+                    nb::rv_policy::reference);
+  });
   m.def("_rng_manual_seed", [](int device, nb::int_ seed) {
     default_cuda_generator(resolve_index(device, "manual_seed")).set_seed(PyLong_AsUnsignedLongLongMask(seed.ptr()));
   });

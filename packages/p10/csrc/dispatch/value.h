@@ -13,6 +13,8 @@
 
 namespace tp::p10 {
 
+class GeneratorImpl;  // random/generator.h
+
 // A Python number as an op argument (schema type `Scalar`): int, float, bool or complex.
 struct Scalar {
   enum class Kind : uint8_t { Int, Double, Bool, Complex } kind = Kind::Int;
@@ -47,7 +49,9 @@ struct Value {
   std::string str;
   ScalarType dtype = ScalarType::Float32;
   Device device;
-  void *generator = nullptr;  // a random/CPUGenerator*, borrowed for the duration of the call
+  // A Generator argument: a CPU or CUDA generator (random/generator.h), borrowed for the duration of the call.
+  // Kernels take it through cpu_generator() / cuda::cuda_generator(), which check its device type.
+  GeneratorImpl *generator = nullptr;
 
   Value() = default;
   Value(Tensor t) : tag(t.defined() ? Tag::Tensor : Tag::None), tensor(std::move(t)) {}

@@ -400,7 +400,7 @@ static void rrelu_with_noise(const Operator &, Stack &s, void *) {
   const double lower = s[1].to_double(), upper = s[2].to_double();
   check_float(op, self);
   check_rrelu_bounds(op, lower, upper);
-  CPUGenerator &g = s[3].generator ? *static_cast<CPUGenerator *>(s[3].generator) : default_cpu_generator();
+  CPUGenerator &g = cpu_generator(s[3], "_rrelu_with_noise");
   Tensor out = empty_tensor(self.sizes(), self.dtype(), self.device());
   Tensor noise = empty_tensor(self.sizes(), self.dtype(), self.device());
   if (!self.device().is_meta() && self.numel() > 0) {

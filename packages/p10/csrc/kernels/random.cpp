@@ -12,9 +12,8 @@
 
 namespace tp::p10 {
 
-static CPUGenerator &gen_of(const Value &v) {
-  return v.generator ? *static_cast<CPUGenerator *>(v.generator) : default_cpu_generator();
-}
+// The op's CPU generator (RuntimeError for a CUDA one, naming the op: Note [Generator devices]).
+static CPUGenerator &gen_of(const Value &v, const Operator &op) { return cpu_generator(v, op.schema.name.c_str()); }
 
 // Note [Random fill order]
 //   PyTorch draws for a non-contiguous output in the order its TensorIterator walks it: dims sorted by stride,
@@ -45,20 +44,20 @@ template <typename Fill> static Tensor fill_via_buffer(const Tensor &self, const
 }
 
 // Boxed kernels read the generator straight off the stack (it is not a Tensor/Scalar the boxer knows).
-static void uniform_(const Operator &, Stack &s, void *) {
+static void uniform_(const Operator &op, Stack &s, void *) {
   Tensor self = s[0].tensor;
   double from = s[1].to_double(), to = s[2].to_double();
-  CPUGenerator &g = gen_of(s[3]);
+  CPUGenerator &g = gen_of(s[3], op);
   TP_CHECK(from <= to, Runtime, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
   Tensor r = fill_via_buffer(self, [&](void *p, int64_t n) { uniform_fill(g, self.dtype(), p, n, from, to); });
   s.clear();
   s.push_back(Value(r));
 }
 
-static void normal_(const Operator &, Stack &s, void *) {
+static void normal_(const Operator &op, Stack &s, void *) {
   Tensor self = s[0].tensor;
   double mean = s[1].to_double(), std = s[2].to_double();
-  CPUGenerator &g = gen_of(s[3]);
+  CPUGenerator &g = gen_of(s[3], op);
   TP_CHECK(std >= 0.0, Runtime, "normal expects std >= 0.0, but found std ", std);
   bool contiguous = self.is_contiguous();
   Tensor r = fill_via_buffer(self, [&](void *p, int64_t n) {
@@ -75,7 +74,7 @@ static void random_(const Operator &op, Stack &s, void *) {
   Tensor r;
   if (op.schema.overload == "from") {
     int64_t from = s[1].to_int();
-    CPUGenerator &g = gen_of(s[3]);
+    CPUGenerator &g = gen_of(s[3], op);
     if (s[2].is_none()) {
       TP_CHECK(from == std::numeric_limits<int64_t>::min(), NotImplemented,
                "random_(from, to=None) is only supported with from = int64 min (the full range)");
@@ -87,11 +86,11 @@ static void random_(const Operator &op, Stack &s, void *) {
     }
   } else if (op.schema.overload == "to") {
     int64_t to = s[1].to_int();
-    CPUGenerator &g = gen_of(s[2]);
+    CPUGenerator &g = gen_of(s[2], op);
     TP_CHECK(0 < to, Runtime, "random_ expects 'from' to be less than 'to', but got from=0 >= to=", to);
     r = fill_via_buffer(self, [&](void *p, int64_t n) { random_from_to_fill(g, self.dtype(), p, n, 0, to); });
   } else {
-    CPUGenerator &g = gen_of(s[1]);
+    CPUGenerator &g = gen_of(s[1], op);
     r = fill_via_buffer(self, [&](void *p, int64_t n) { random_fill(g, self.dtype(), p, n); });
   }
   s.clear();
@@ -100,10 +99,10 @@ static void random_(const Operator &op, Stack &s, void *) {
 
 // One-parameter-pair samplers share a shape: (self, a, b, generator).
 #define TP_SAMPLER2(name, fillfn, check)                                                          \
-  static void name(const Operator &, Stack &s, void *) {                                          \
+  static void name(const Operator &op, Stack &s, void *) {                                        \
     Tensor self = s[0].tensor;                                                                    \
     double a = s[1].to_double(), b = s[2].to_double();                                            \
-    CPUGenerator &g = gen_of(s[3]);                                                               \
+    CPUGenerator &g = gen_of(s[3], op);                                                               \
     check;                                                                                        \
     Tensor r = fill_via_buffer(self, [&](void *p, int64_t n) { fillfn(g, self.dtype(), p, n, a, b); }); \
     s.clear();                                                                                    \
@@ -114,10 +113,10 @@ TP_SAMPLER2(log_normal_, log_normal_fill,
             TP_CHECK(b > 0.0, Runtime, "log_normal_ expects std > 0.0, but found std=", b))
 
 #define TP_SAMPLER1(name, fillfn)                                                                 \
-  static void name(const Operator &, Stack &s, void *) {                                          \
+  static void name(const Operator &op, Stack &s, void *) {                                        \
     Tensor self = s[0].tensor;                                                                    \
     double a = s[1].to_double();                                                                  \
-    CPUGenerator &g = gen_of(s[2]);                                                               \
+    CPUGenerator &g = gen_of(s[2], op);                                                               \
     Tensor r = fill_via_buffer(self, [&](void *p, int64_t n) { fillfn(g, self.dtype(), p, n, a); }); \
     s.clear();                                                                                    \
     s.push_back(Value(r));                                                                        \
@@ -127,9 +126,9 @@ TP_SAMPLER1(geometric_, geometric_fill)
 TP_SAMPLER1(bernoulli_float_, bernoulli_scalar_fill)
 
 // bernoulli(probs): a new tensor with element i ~ Bernoulli(probs[i]).
-static void bernoulli(const Operator &, Stack &s, void *) {
+static void bernoulli(const Operator &op, Stack &s, void *) {
   Tensor probs = s[0].tensor;
-  CPUGenerator &g = gen_of(s[1]);
+  CPUGenerator &g = gen_of(s[1], op);
   Tensor out = empty_tensor(probs.sizes(), probs.dtype(), probs.device());
   if (!probs.device().is_meta() && probs.numel() > 0) {
     Tensor p = call_op(TP_OP("contiguous"), probs);
@@ -139,9 +138,9 @@ static void bernoulli(const Operator &, Stack &s, void *) {
   s.push_back(Value(out));
 }
 
-static void randperm_(const Operator &, Stack &s, void *) {
+static void randperm_(const Operator &op, Stack &s, void *) {
   int64_t n = s[0].to_int();
-  CPUGenerator &g = gen_of(s[1]);
+  CPUGenerator &g = gen_of(s[1], op);
   ScalarType dt = s[2].is_none() ? ScalarType::Int64 : s[2].dtype;
   Device dev = s[3].is_none() ? Device{} : s[3].device;
   TP_CHECK(n >= 0, Runtime, "randperm: n must be non-negative, got ", n);
@@ -154,11 +153,11 @@ static void randperm_(const Operator &, Stack &s, void *) {
   s.push_back(Value(dt == ScalarType::Int64 ? out : call_op(TP_OP("to"), out, std::optional<ScalarType>(dt))));
 }
 
-static void multinomial_(const Operator &, Stack &s, void *) {
+static void multinomial_(const Operator &op, Stack &s, void *) {
   Tensor probs = s[0].tensor;
   int64_t k = s[1].to_int();
   bool replacement = s[2].to_bool();
-  CPUGenerator &g = gen_of(s[3]);
+  CPUGenerator &g = gen_of(s[3], op);
   TP_CHECK(probs.dim() == 1 || probs.dim() == 2, Runtime, "multinomial: prob_dist must be 1 or 2 dim, got ",
            probs.dim());
   TP_CHECK(is_floating(probs.dtype()), Runtime, "multinomial only supports floating-point dtypes for input, got ",

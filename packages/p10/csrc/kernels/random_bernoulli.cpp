@@ -19,7 +19,7 @@ namespace tp::p10 {
 //   a contiguous temporary copied into it otherwise. Draw i then meets the probability PyTorch's draw i meets.
 static void bernoulli_tensor_(const Operator &, Stack &s, void *) {
   Tensor self = s[0].tensor, p = s[1].tensor;
-  CPUGenerator &g = s[2].generator ? *static_cast<CPUGenerator *>(s[2].generator) : default_cpu_generator();
+  CPUGenerator &g = cpu_generator(s[2], "bernoulli_");
   TP_CHECK(is_floating(p.dtype()), Runtime, "bernoulli_: expected a floating point tensor of probabilities, got ",
            scalar_type_name(p.dtype()));
   TP_CHECK(is_expandable_to(p.sizes(), self.sizes()), Runtime, "bernoulli_: the probabilities of shape ",

@@ -61,7 +61,7 @@ static int64_t sample_poisson(double lambda, CPUGenerator &g) {
 // Boxed: the generator comes straight off the stack (like the samplers in random.cpp).
 static void poisson(const Operator &, Stack &s, void *) {
   Tensor rates = s[0].tensor;
-  CPUGenerator &g = s[1].generator ? *static_cast<CPUGenerator *>(s[1].generator) : default_cpu_generator();
+  CPUGenerator &g = cpu_generator(s[1], "poisson");
   TP_CHECK(is_floating(rates.dtype()), Runtime, "poisson: expected a floating point tensor of rates, got ",
            scalar_type_name(rates.dtype()));
   Tensor out = empty_tensor(rates.sizes(), rates.dtype(), rates.device());

@@ -95,7 +95,7 @@ static void sample(const Operator &, Stack &s, void *) {
     const double *px = x.data<double>();
     int64_t *po = out.data<int64_t>();
     const bool greedy = temperature <= 1e-5;
-    CPUGenerator &g = s[4].generator ? *static_cast<CPUGenerator *>(s[4].generator) : default_cpu_generator();
+    CPUGenerator &g = cpu_generator(s[4], "sample");
     std::vector<double> z(static_cast<size_t>(v)), p;
     for (int64_t r = 0; r < rows; ++r) {
       const double *row = px + r * v;

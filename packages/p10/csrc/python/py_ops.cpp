@@ -17,7 +17,7 @@ namespace nb = nanobind;
 
 namespace tp::p10 {
 
-void *generator_from_object(nb::handle h);  // python/py_random.cpp
+GeneratorImpl *generator_from_object(nb::handle h);  // python/py_random.cpp
 
 // Note [Wrapped numbers]
 //   A Python number passed where a schema says Tensor becomes a 0-d tensor flagged `is_wrapped_number`. Type
@@ -152,7 +152,7 @@ bool python_to_value(nb::handle obj, const Argument &arg, Value &out, bool no_nu
       out = Value::from_string(nb::cast<std::string>(obj));
       return true;
     case ArgType::Generator: {
-      void *g = generator_from_object(obj);
+      GeneratorImpl *g = generator_from_object(obj);
       if (!g) return false;
       out = Value();
       out.tag = Value::Tag::Generator;

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/errors.h"
+#include "dispatch/value.h"
 
 namespace tp::p10 {
 
@@ -41,9 +42,9 @@ template <typename T> T get(const uint8_t *b, size_t off) {
 }
 }  // namespace
 
-CPUGenerator::CPUGenerator(uint64_t seed) : engine_(seed) {}
+CPUGenerator::CPUGenerator(uint64_t seed) : GeneratorImpl(Device{}), engine_(seed) {}
 
-CPUGenerator::CPUGenerator(const CPUGenerator &other) {
+CPUGenerator::CPUGenerator(const CPUGenerator &other) : GeneratorImpl(other) {
   std::lock_guard<std::mutex> lock(other.mutex);
   engine_ = other.engine_;
   next_double_normal_sample = other.next_double_normal_sample;
@@ -104,6 +105,19 @@ void CPUGenerator::set_state(const uint8_t *data, size_t n) {
   next_float_normal_sample.reset();
   if (get<int32_t>(data, kOffNormalValid) != 0) next_double_normal_sample = get<double>(data, kOffNormalY);
   if (data[kOffFloatValid] != 0) next_float_normal_sample = get<float>(data, kOffFloatNormal);
+}
+
+GeneratorImpl *generator_arg(const Value &v, DeviceType type, const char *op) {
+  if (v.tag != Value::Tag::Generator || v.generator == nullptr) return nullptr;
+  const DeviceType got = v.generator->device().type;
+  TP_CHECK(got == type, Runtime, op, ": Expected a '", device_type_name(type), "' device type for generator but "
+           "found '", device_type_name(got), "'");
+  return v.generator;
+}
+
+CPUGenerator &cpu_generator(const Value &v, const char *op) {
+  GeneratorImpl *g = generator_arg(v, DeviceType::CPU, op);
+  return g ? static_cast<CPUGenerator &>(*g) : default_cpu_generator();
 }
 
 CPUGenerator &default_cpu_generator() {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "random/generator.h"
 #include "random/mt19937.h"
 
 namespace tp::p10 {
@@ -18,15 +19,15 @@ namespace tp::p10 {
 constexpr uint64_t kDefaultCPUSeed = 67280421310721ULL;  // PyTorch's default_rng_seed_val
 constexpr size_t kCPUStateBytes = 5056;                   // sizeof(CPUGeneratorImplState) on 64-bit PyTorch
 
-class CPUGenerator {
+class CPUGenerator final : public GeneratorImpl {
  public:
   explicit CPUGenerator(uint64_t seed = kDefaultCPUSeed);
   CPUGenerator(const CPUGenerator &other);  // copies the stream (not the mutex): Generator.clone_state
   CPUGenerator &operator=(const CPUGenerator &other);
 
   // torch.manual_seed semantics: restart the engine and forget any cached normal sample.
-  void set_seed(uint64_t seed);
-  uint64_t seed() const { return engine_.seed; }  // torch.initial_seed
+  void set_seed(uint64_t seed) override;
+  uint64_t seed() const override { return engine_.seed; }  // torch.initial_seed
 
   uint32_t random() { return engine_(); }  // the next 32-bit word
   // Two words, the first one in the HIGH half (PyTorch's make64BitsFrom32Bits(hi=first, lo=second)).
@@ -41,8 +42,8 @@ class CPUGenerator {
   std::optional<double> next_double_normal_sample;
   std::optional<float> next_float_normal_sample;
 
-  std::vector<uint8_t> get_state() const;
-  void set_state(const uint8_t *data, size_t n);
+  std::vector<uint8_t> get_state() const override;
+  void set_state(const uint8_t *data, size_t n) override;
 
   const MT19937 &engine() const { return engine_; }
 
@@ -56,6 +57,10 @@ class CPUGenerator {
 
 // The process-wide generator behind tp.manual_seed / tp.rand without generator=.
 CPUGenerator &default_cpu_generator();
+
+// What a CPU kernel draws from: the op's `generator=` argument, or the default generator for None; a CUDA
+// generator is a RuntimeError naming `op` (Note [Generator devices] in random/generator.h).
+CPUGenerator &cpu_generator(const Value &v, const char *op);
 
 // A fresh 64-bit seed from the OS entropy source, for tp.seed().
 uint64_t nondeterministic_seed();

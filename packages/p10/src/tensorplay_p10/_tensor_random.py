@@ -57,7 +57,10 @@ class TensorRandomFills:
     def geometric_(self, p: float, *, generator: Any = None) -> Tensor:
         return _op("geometric_")(self, p, generator=generator)
 
-    def bernoulli_(self, p: float = 0.5, *, generator: Any = None) -> Tensor:
+    def bernoulli_(self, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+        """0/1 draws of probability ``p``: a number, or a tensor broadcast to ``self`` (as PyTorch)."""
+        if isinstance(p, TensorRandomFills):  # a Tensor (every Tensor has these methods)
+            return _op("bernoulli_.Tensor")(self, p, generator=generator)
         return _op("bernoulli_.float")(self, p, generator=generator)
 
     def bernoulli(self, *, generator: Any = None) -> Tensor:

@@ -1,14 +1,36 @@
 """Random numbers: the default generator, seeding, and the sampling factories (``rand``, ``randn`` …).
 
-Where it sits: the generator is ``_C.Generator`` (``csrc/random/cpu_generator.cpp``: mt19937 with PyTorch's
-formulas, so ``tp.manual_seed(s); tp.randn(n)`` equals ``torch.manual_seed(s); torch.randn(n)`` bit for bit).
-The factories are ``empty`` followed by an in-place sampler op (``csrc/kernels/random.cpp``).
+Where it sits: the default generator is a CPU ``_C.Generator`` (``csrc/random/cpu_generator.cpp``: mt19937
+with PyTorch's formulas, so ``tp.manual_seed(s); tp.randn(n)`` equals ``torch.manual_seed(s); torch.randn(n)``
+bit for bit). The factories are ``empty`` followed by an in-place sampler op (``csrc/kernels/random.cpp``).
+
+``tp.Generator(device="cpu")`` (the default) and ``tp.Generator(device="cuda")`` are generators of your own,
+to pass as ``generator=``; both are ``tp.Generator`` instances with ``device``, ``manual_seed`` (returns the
+generator), ``seed``, ``initial_seed`` and ``get_state`` / ``set_state``. A CUDA one is a Philox (seed,
+offset) pair (``tp.cuda``'s ``random.py``). An op accepts only a generator of its own device type: a CUDA
+generator given to a CPU op, or the reverse, raises RuntimeError ("Expected a 'cpu' device type for generator
+but found 'cuda'"), as in PyTorch.
 
 Example:
     >>> import tensorplay_p10 as tp
     >>> _ = tp.manual_seed(0)
     >>> tp.rand(2)
     tensor([0.4963, 0.7682])
+    >>> g = tp.Generator().manual_seed(0)  # the same stream, private
+    >>> tp.rand(2, generator=g)
+    tensor([0.4963, 0.7682])
+    >>> state = g.get_state()
+    >>> a = tp.randn(3, generator=g)
+    >>> _ = g.set_state(state)
+    >>> bool((tp.randn(3, generator=g) == a).all())
+    True
+    >>> c = tp.Generator(device="cuda")  # needs no GPU to make
+    >>> c.device, isinstance(c, tp.Generator), c.manual_seed(7).initial_seed()
+    (device(type='cuda'), True, 7)
+    >>> tp.rand(2, generator=c)
+    Traceback (most recent call last):
+        ...
+    RuntimeError: uniform_: Expected a 'cpu' device type for generator but found 'cuda'
 """
 
 from __future__ import annotations

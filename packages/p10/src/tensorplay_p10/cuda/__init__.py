@@ -8,9 +8,9 @@ PyPI. Without a driver ``is_available()`` is False and CUDA calls raise a Runtim
 What runs on the GPU today: tensors on ``cuda:N`` (``.to("cuda")``, ``.cuda()``, ``.cpu()``,
 ``pin_memory()``), copies and casts, ``fill_`` and the factories, ``add``/``sub``/``mul``/``div`` with
 broadcasting and type promotion, and ``sum``; the random ops on a Philox generator per device
-(``random.py``) and CUDA graphs with private memory pools (``graphs.py``). Other ops raise
-NotImplementedError naming the op and the CUDA key (``tp.ops.list()`` shows which ops have CUDA
-kernels). ``docs/cuda.md`` walks the whole path.
+(``random.py``; ``tp.Generator(device="cuda")`` for streams of your own) and CUDA graphs with private memory
+pools (``graphs.py``). Other ops raise NotImplementedError naming the op and the CUDA key (``tp.ops.list()``
+shows which ops have CUDA kernels). ``docs/cuda.md`` walks the whole path.
 
 Example (the last two lines need a GPU):
     >>> import tensorplay_p10 as tp
@@ -30,6 +30,7 @@ from typing import Any
 
 from .. import _C
 from . import _compiler, _cublas, _cusolver
+from . import random as _random
 from ._device import index_of
 from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing, make_graphed_callables
 from .memory import (
@@ -193,6 +194,13 @@ def driver_version() -> int:
 def is_initialized() -> bool:
     """True once CUDA can be used (the driver loads lazily on the first call that needs it)."""
     return is_available()
+
+
+def __getattr__(name: str) -> Any:
+    # default_generators is made on first use: it needs the device count, so the driver (PEP 562).
+    if name == "default_generators":
+        return _random._default_generators()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

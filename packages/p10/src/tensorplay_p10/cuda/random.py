@@ -10,6 +10,14 @@ little-endian uint64. The streams are TensorPlay's own (not PyTorch's CUDA strea
 
 Like PyTorch's, these functions are safe to call without a GPU: seeding is then silently ignored.
 
+Generators of your own: ``tp.Generator(device="cuda")`` is a (seed, offset) pair of its own, with the same
+16-byte state; pass it as ``generator=`` to any CUDA random op and the op draws from it (and moves its offset)
+instead of the device's default. Seeded like the default one, it gives the default one's values. Making one
+needs no GPU (as in PyTorch); a generator for ``"cuda"`` serves any device, one for ``"cuda:1"`` only that
+device. ``default_generators`` (``tp.cuda.default_generators``) holds each device's default generator.
+They cannot be used while a CUDA graph captures (Note [Generators and graph capture] in
+``csrc/cuda/philox.cpp``); captured code draws from the default generator.
+
 Example (needs a GPU):
     >>> import tensorplay_p10 as tp
     >>> tp.cuda.manual_seed(0)  # doctest: +SKIP
@@ -32,6 +40,17 @@ _cu = _C._cuda
 
 def _available() -> bool:
     return _cu._is_available()
+
+
+_defaults: tuple[Any, ...] = ()
+
+
+def _default_generators() -> tuple[Any, ...]:
+    """``tp.cuda.default_generators``: each device's default generator, ``()`` without CUDA (as PyTorch's)."""
+    global _defaults
+    if not _defaults and _available():
+        _defaults = tuple(_cu._rng_default_generator(i) for i in range(_cu.device_count()))
+    return _defaults
 
 
 def manual_seed(seed: int) -> None:
