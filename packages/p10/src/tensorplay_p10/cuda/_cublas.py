@@ -17,7 +17,6 @@ Example (no GPU needed):
 
 from __future__ import annotations
 
-import os
 import re
 
 from .. import _C
@@ -38,17 +37,13 @@ def find_cublas(wheels: tuple[str, ...] = CUBLAS_WHEELS, system: bool = True) ->
 
     ``wheels`` and ``system`` narrow the search (tests use them to simulate a machine without cuBLAS).
     """
-    env = os.environ.get("TP_CUBLAS_LIBRARY")
-    if env:
-        return env
-    candidates = _loader.libraries_in_wheels(wheels, _LIB)
-    if system:
-        candidates += _loader.libraries_on_system("cublas", _LIB)
-    found = _loader.first_present(candidates)
-    if found:
-        return found
-    raise RuntimeError(
-        f"cuBLAS (NVIDIA's GEMM library, for matrix products on CUDA) was not found. {INSTALL_HINT}"
+    return _loader.find_library(
+        "TP_CUBLAS_LIBRARY",
+        wheels,
+        _LIB,
+        "cublas",
+        system,
+        f"cuBLAS (NVIDIA's GEMM library, for matrix products on CUDA) was not found. {INSTALL_HINT}",
     )
 
 

@@ -54,17 +54,13 @@ def find_cusolver(wheels: tuple[str, ...] = CUSOLVER_WHEELS, system: bool = True
 
     ``wheels`` and ``system`` narrow the search (tests use them to simulate a machine without cuSOLVER).
     """
-    env = os.environ.get("TP_CUSOLVER_LIBRARY")
-    if env:
-        return env
-    candidates = _loader.libraries_in_wheels(wheels, _LIB)
-    if system:
-        candidates += _loader.libraries_on_system("cusolver", _LIB)
-    found = _loader.first_present(candidates)
-    if found:
-        return found
-    raise RuntimeError(
-        "cuSOLVER (NVIDIA's dense solvers, for tp.linalg on CUDA) was not found. " + INSTALL_HINT
+    return _loader.find_library(
+        "TP_CUSOLVER_LIBRARY",
+        wheels,
+        _LIB,
+        "cusolver",
+        system,
+        "cuSOLVER (NVIDIA's dense solvers, for tp.linalg on CUDA) was not found. " + INSTALL_HINT,
     )
 
 

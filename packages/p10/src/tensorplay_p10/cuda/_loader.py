@@ -87,6 +87,24 @@ def first_present(candidates: list[str]) -> str | None:
     return next((c for c in candidates if os.path.sep not in c or os.path.exists(c)), None)
 
 
+def find_library(
+    env: str, wheels: tuple[str, ...], pattern: re.Pattern[str], stem: str, system: bool, missing: str
+) -> str:
+    """Path (or soname) of an NVIDIA library: ``$env`` if set, else the first match of ``pattern`` in the
+    wheels ``wheels``, then (when ``system``) in the CUDA toolkit folders and the loader's path; RuntimeError
+    ``missing`` when none is there. The one search of _cublas.py and _cusolver.py."""
+    override = os.environ.get(env)
+    if override:
+        return override
+    candidates = libraries_in_wheels(wheels, pattern)
+    if system:
+        candidates += libraries_on_system(stem, pattern)
+    found = first_present(candidates)
+    if found:
+        return found
+    raise RuntimeError(missing)
+
+
 _SHARED = re.compile(r"\.so(\.\d+)*$")
 
 
