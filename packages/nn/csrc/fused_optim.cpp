@@ -4,16 +4,16 @@
 // the CPU kernels below and CUDA kernels that launch tensorplay_nn/cuda_kernels/fused_optim.cu through the
 // ABI's `cuda_launch` (P10 compiles it with NVRTC); tensorplay_nn/optim/_fused.py calls them when an optimizer
 // is built with `foreach=True` or `fused=True`. The reference they are tested against is each optimizer's for-loop path
-// (sgd.py `_sgd_single`, adam.py `_adam_single`): the element loops here perform the same arithmetic in the
-// same order and precision (scalars cast to the tensor's dtype as PyTorch's tensor-scalar ops do), so the
+// (sgd.py `_sgd_single`, adam.py `_adam_single`): the element steps (cuda_kernels/fused_optim_step.h, shared with
+// the CUDA kernels) perform the same arithmetic in the same order and precision (scalars cast to the tensor's dtype as PyTorch's tensor-scalar ops do), so the
 // result agrees to float rounding while reading and writing each element once instead of once per op.
 //
 // Scope: float32/float64, contiguous tensors of one device (CPU, or one GPU) whose dtype matches the
 // parameter's; the step counters are CPU float32 scalars (the bias corrections are computed on the host, as
 // the for-loop computes them from `step.item()`). The Python side checks that first and keeps the for-loop path
 // for anything else, but the kernels check again and raise clear errors. On CUDA each parameter is one launch
-// of an elementwise kernel doing the same arithmetic as the CPU loop (in the same order; float rounding of
-// fused multiply-adds aside).
+// of an elementwise kernel running the same element step as the CPU loop (float rounding of fused multiply-adds
+// aside).
 #include <tensorplay/tp_abi.h>
 
 #include <cmath>
@@ -21,6 +21,8 @@
 #include <exception>
 #include <string>
 #include <vector>
+
+#include "../src/tensorplay_nn/cuda_kernels/fused_optim_step.h"
 
 namespace tp::nn {
 
@@ -89,12 +91,6 @@ void launch_elementwise(const char *op, const TP_Tensor *param, const std::strin
 
 double number(const TP_Value &v) { return v.tag == TP_VALUE_DOUBLE ? v.v.d : static_cast<double>(v.v.i); }
 
-// PyTorch's lerp: self + w (end - self) for |w| < 0.5, else end - (end - self)(1 - w) (exact at w = 1).
-template <typename T>
-inline T lerp(T self, T end, T w) {
-  return std::abs(w) < T(0.5) ? self + w * (end - self) : end - (end - self) * (T(1) - w);
-}
-
 // Run `body` inside the C ABI's error contract: no C++ exception leaves a kernel.
 template <typename F>
 int guarded(const char *op, F &&body) noexcept {
@@ -123,20 +119,12 @@ struct SgdArgs {
   bool nesterov, maximize;
 };
 
-// One parameter, as sgd.py's `_sgd_single`: buf is null without momentum; `first` means buf = grad.
+// One parameter on the CPU, as sgd.py's `_sgd_single` (fused_optim_step.h): buf is null without momentum.
 template <typename T>
-void sgd_loop(T *p, const T *grad, T *buf, bool first, int64_t n, const SgdArgs &a) {
-  const T wd = T(a.weight_decay), mom = T(a.momentum), damp = T(1 - a.dampening), neg_lr = T(-a.lr);
-  for (int64_t i = 0; i < n; ++i) {
-    T g = a.maximize ? -grad[i] : grad[i];
-    if (a.weight_decay != 0) g = g + wd * p[i];
-    if (buf) {
-      const T b = first ? g : buf[i] * mom + damp * g;
-      buf[i] = b;
-      g = a.nesterov ? g + mom * b : b;
-    }
-    p[i] = p[i] + neg_lr * g;
-  }
+void sgd_loop(void *p, const void *grad, void *buf, bool first, int64_t n, const SgdScalars &s) {
+  const SgdStep<T> step(s);
+  for (int64_t i = 0; i < n; ++i)
+    step(i, static_cast<T *>(p), static_cast<const T *>(grad), static_cast<T *>(buf), first);
 }
 
 // One call of the op on `device_type` (CPU or CUDA): parse, check, then update each parameter.
@@ -147,6 +135,10 @@ int fused_sgd(const TP_Value *args, int64_t num_args, int device_type) noexcept 
     const auto grads = tensor_list(kSgdName, args[1], "grads", &params, device_type);
     const SgdArgs a{number(args[4]), number(args[5]), number(args[6]), number(args[7]), args[8].v.i != 0,
                     args[9].v.i != 0};
+    // not const: the launch takes its address as a void *
+    SgdScalars sc{a.weight_decay, a.momentum, 1 - a.dampening, -a.lr,
+                  (a.maximize ? kMaximize : 0) | (a.nesterov ? kNesterov : 0) |
+                      (a.weight_decay != 0 ? kWeightDecay : 0)};
     std::vector<TP_Tensor *> bufs;
     if (a.momentum != 0) bufs = tensor_list(kSgdName, args[2], "momentum_buffers", &params, device_type);
     if (args[3].tag != TP_VALUE_INT_LIST || (a.momentum != 0 && args[3].v.ints.len != (int64_t)params.size()))
@@ -158,15 +150,12 @@ int fused_sgd(const TP_Value *args, int64_t num_args, int device_type) noexcept 
       void *g = api->tensor_data_ptr(grads[i]);
       void *b = bufs.empty() ? nullptr : api->tensor_data_ptr(bufs[i]);
       if (device_type == TP_DEVICE_CUDA) {
-        // fused_optim.cu's sgd_step: the CPU loop's scalars, already combined in double, cast there to T
-        double wd = a.weight_decay, mom = a.momentum, damp = 1 - a.dampening, neg_lr = -a.lr;
-        int flags = (a.maximize ? 1 : 0) | (a.nesterov ? 2 : 0) | (a.weight_decay != 0 ? 4 : 0);
-        void *kargs[] = {&n, &p, &g, &b, &first, &wd, &mom, &damp, &neg_lr, &flags};
+        void *kargs[] = {&n, &p, &g, &b, &first, &sc};
         launch_elementwise(kSgdName, params[i], "sgd_step", n, kargs);
       } else if (api->tensor_dtype(params[i]) == TP_FLOAT32) {
-        sgd_loop(static_cast<float *>(p), static_cast<const float *>(g), static_cast<float *>(b), first, n, a);
+        sgd_loop<float>(p, g, b, first, n, sc);
       } else {
-        sgd_loop(static_cast<double *>(p), static_cast<const double *>(g), static_cast<double *>(b), first, n, a);
+        sgd_loop<double>(p, g, b, first, n, sc);
       }
       api->tensor_bump_version(params[i]);
       if (!bufs.empty()) api->tensor_bump_version(bufs[i]);
@@ -194,31 +183,13 @@ struct AdamArgs {
   bool amsgrad, maximize, decoupled;
 };
 
-// One parameter, as adam.py's `_adam_single`, with the step's bias corrections already computed.
+// One parameter on the CPU, as adam.py's `_adam_single` (fused_optim_step.h): vmax is null unless amsgrad.
 template <typename T>
-void adam_loop(T *p, const T *grad, T *m, T *v, T *vmax, int64_t n, const AdamArgs &a, double step_size,
-               double bias_correction2_sqrt) {
-  const T decay = T(1 - a.lr * a.weight_decay), wd = T(a.weight_decay), w1 = T(1 - a.beta1), b2 = T(a.beta2),
-          w2 = T(1 - a.beta2), bc2 = T(bias_correction2_sqrt), eps = T(a.eps), neg_step = T(-step_size);
-  for (int64_t i = 0; i < n; ++i) {
-    T g = a.maximize ? -grad[i] : grad[i];
-    T param = p[i];
-    if (a.weight_decay != 0) {
-      if (a.decoupled) param = param * decay;
-      else g = g + wd * param;
-    }
-    const T mi = lerp(m[i], g, w1);
-    const T vi = v[i] * b2 + w2 * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    T second = vi;
-    if (vmax) {
-      second = vmax[i] > vi ? vmax[i] : vi;
-      vmax[i] = second;
-    }
-    const T denom = std::sqrt(second) / bc2 + eps;
-    p[i] = param + neg_step * (mi / denom);
-  }
+void adam_loop(void *p, const void *grad, void *m, void *v, void *vmax, int64_t n, const AdamScalars &s) {
+  const AdamStep<T> step(s);
+  for (int64_t i = 0; i < n; ++i)
+    step(i, static_cast<T *>(p), static_cast<const T *>(grad), static_cast<T *>(m), static_cast<T *>(v),
+         static_cast<T *>(vmax));
 }
 
 int fused_adam(const TP_Value *args, int64_t num_args, int device_type) noexcept {
@@ -246,25 +217,22 @@ int fused_adam(const TP_Value *args, int64_t num_args, int device_type) noexcept
       *step_t += 1.0f;
       api->tensor_bump_version(steps[i]);
       const double step = *step_t;
-      double step_size = a.lr / (1 - std::pow(a.beta1, step));
-      double bc2_sqrt = std::sqrt(1 - std::pow(a.beta2, step));
+      // not const: the launch takes its address as a void *
+      AdamScalars sc{1 - a.lr * a.weight_decay, a.weight_decay, 1 - a.beta1, a.beta2, 1 - a.beta2,
+                     std::sqrt(1 - std::pow(a.beta2, step)), a.eps, -a.lr / (1 - std::pow(a.beta1, step)),
+                     (a.maximize ? kMaximize : 0) | (a.decoupled ? kDecoupled : 0) |
+                         (a.weight_decay != 0 ? kWeightDecay : 0)};
       int64_t n = api->tensor_numel(params[i]);
       void *p = api->tensor_data_ptr(params[i]), *g = api->tensor_data_ptr(grads[i]);
       void *m = api->tensor_data_ptr(exp_avgs[i]), *v = api->tensor_data_ptr(exp_avg_sqs[i]);
       void *vmax = max_sqs.empty() ? nullptr : api->tensor_data_ptr(max_sqs[i]);
       if (device_type == TP_DEVICE_CUDA) {
-        // fused_optim.cu's adam_step: adam_loop's scalars, combined in double, cast there to T
-        double decay = 1 - a.lr * a.weight_decay, wd = a.weight_decay, w1 = 1 - a.beta1, b2 = a.beta2,
-               w2 = 1 - a.beta2, eps = a.eps, neg_step = -step_size;
-        int flags = (a.maximize ? 1 : 0) | (a.decoupled ? 2 : 0) | (a.weight_decay != 0 ? 4 : 0);
-        void *kargs[] = {&n, &p, &g, &m, &v, &vmax, &decay, &wd, &w1, &b2, &w2, &bc2_sqrt, &eps, &neg_step, &flags};
+        void *kargs[] = {&n, &p, &g, &m, &v, &vmax, &sc};
         launch_elementwise(kAdamName, params[i], "adam_step", n, kargs);
       } else if (api->tensor_dtype(params[i]) == TP_FLOAT32) {
-        adam_loop(static_cast<float *>(p), static_cast<const float *>(g), static_cast<float *>(m),
-                  static_cast<float *>(v), static_cast<float *>(vmax), n, a, step_size, bc2_sqrt);
+        adam_loop<float>(p, g, m, v, vmax, n, sc);
       } else {
-        adam_loop(static_cast<double *>(p), static_cast<const double *>(g), static_cast<double *>(m),
-                  static_cast<double *>(v), static_cast<double *>(vmax), n, a, step_size, bc2_sqrt);
+        adam_loop<double>(p, g, m, v, vmax, n, sc);
       }
       api->tensor_bump_version(params[i]);
       api->tensor_bump_version(exp_avgs[i]);
