@@ -1,6 +1,6 @@
 // ops_linalg_cholesky.cpp — CUDA kernels for the Cholesky factorisation A = L L^T of symmetric positive-definite
-// matrices (cuSOLVER potrf) and what uses its factor: linalg_cholesky, linalg_cholesky_ex, cholesky,
-// cholesky_solve (potrs) and cholesky_inverse (potri).
+// matrices (cuSOLVER potrf) and what uses its factor: linalg_cholesky, linalg_cholesky_ex, cholesky_solve
+// (potrs) and cholesky_inverse (potri); the old cholesky is a Composite over linalg_cholesky.
 //
 // Where it sits: the CUDA twin of kernels/linalg_cholesky.cpp, with the same schemas, results, batching and
 // errors. Each op runs the CPU op on meta copies first (its checks and messages), copies its input into
@@ -47,9 +47,6 @@ static Tensor linalg_cholesky(const Tensor &A, bool upper) {
 }
 static std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor &A, bool upper, bool check_errors) {
   return cholesky_impl("linalg.cholesky_ex", A, upper, check_errors);
-}
-static Tensor cholesky(const Tensor &A, bool upper) {
-  return std::get<0>(cholesky_impl("linalg.cholesky", A, upper, true));
 }
 
 // Solve A X = B given A's Cholesky factor (lower L, or upper U = L^T). Batch dims of B and the factor broadcast.
@@ -105,7 +102,6 @@ static Tensor cholesky_inverse(const Tensor &factor, bool upper) {
 TP_LIBRARY(cuda_linalg_cholesky) {
   TP_IMPL(lib, "linalg_cholesky", CUDA, linalg_cholesky);
   TP_IMPL(lib, "linalg_cholesky_ex", CUDA, linalg_cholesky_ex);
-  TP_IMPL(lib, "cholesky", CUDA, cholesky);
   TP_IMPL(lib, "cholesky_solve", CUDA, cholesky_solve);
   TP_IMPL(lib, "cholesky_inverse", CUDA, cholesky_inverse);
 }

@@ -1,6 +1,6 @@
 // ops_linalg_eig.cpp — CUDA kernels for the spectral decompositions: the eigendecomposition of symmetric matrices
 // A = V diag(w) V^T (cuSOLVER syevd) as linalg_eigh and linalg_eigvalsh, and the singular value decomposition
-// A = U diag(S) Vh (cuSOLVER gesvd) as linalg_svd, linalg_svdvals and the old svd (which returns V, not Vh).
+// A = U diag(S) Vh (cuSOLVER gesvd) as linalg_svd and linalg_svdvals (the old svd is a Composite over them).
 //
 // Where it sits: the CUDA twin of kernels/linalg_svd.cpp, with the same schemas, results, batching and errors.
 // Each op runs the CPU op on meta copies first (its checks and messages), copies its input into cuSOLVER's
@@ -100,23 +100,6 @@ static Tensor linalg_svdvals(const Tensor &A, std::optional<std::string> driver)
   return std::get<1>(svd_impl("linalg.svd", A, false, false));
 }
 
-// The old API: V instead of Vh, `some` instead of full_matrices, and with compute_uv=False zero-filled U (m x m)
-// and V (n x n), as PyTorch documents.
-static std::tuple<Tensor, Tensor, Tensor> svd(const Tensor &A, bool some, bool compute_uv) {
-  call_op<void>(TP_OP("svd"), meta_like(A), some, compute_uv);
-  if (!compute_uv) {
-    Tensor S = std::get<1>(svd_impl("linalg.svd", A, false, false));
-    Shape batch = batch_shape(A);
-    Tensor U = call_op<Tensor>(TP_OP("full"), with_matrix(batch, A.size(-2), A.size(-2)), Scalar(0),
-                               std::optional(A.dtype()), std::optional(A.device()));
-    Tensor V = call_op<Tensor>(TP_OP("full"), with_matrix(batch, A.size(-1), A.size(-1)), Scalar(0),
-                               std::optional(A.dtype()), std::optional(A.device()));
-    return {U, S, V};
-  }
-  auto [U, S, Vh] = svd_impl("linalg.svd", A, true, !some);
-  return {U, S, mT(Vh)};
-}
-
 // ---- eigh ---------------------------------------------------------------------------------------------------
 // The caller has run the CPU op on meta (UPLO and the square, floating input checked).
 static std::tuple<Tensor, Tensor> eigh_impl(const char *op, const Tensor &A, const std::string &UPLO, bool vectors) {
@@ -155,7 +138,6 @@ static Tensor linalg_eigvalsh(const Tensor &A, std::string UPLO) {
 TP_LIBRARY(cuda_linalg_eig) {
   TP_IMPL(lib, "linalg_svd", CUDA, linalg_svd);
   TP_IMPL(lib, "linalg_svdvals", CUDA, linalg_svdvals);
-  TP_IMPL(lib, "svd", CUDA, svd);
   TP_IMPL(lib, "linalg_eigh", CUDA, linalg_eigh);
   TP_IMPL(lib, "linalg_eigvalsh", CUDA, linalg_eigvalsh);
 }

@@ -1,5 +1,6 @@
 // ops_linalg_lu.cpp — CUDA kernels for everything built on the LU factorisation (cuSOLVER getrf): linalg_det,
-// det, logdet, linalg_slogdet, slogdet, linalg_inv, inverse, linalg_inv_ex, linalg_solve, linalg_solve_ex.
+// logdet, linalg_slogdet, linalg_inv, linalg_inv_ex, linalg_solve, linalg_solve_ex (det, slogdet and inverse
+// are Composites over them: Note [Old linalg spellings] in kernels/linalg_lu.cpp).
 //
 // Where it sits: the CUDA twin of kernels/linalg_lu.cpp, with the same schemas, results (values, shapes, the
 // column-major layout of Note [Row-major matrices in cuSOLVER]), batching and errors. Each op first runs the
@@ -49,7 +50,6 @@ std::tuple<Tensor, Tensor> det_impl(const char *op, const Tensor &A, int kind) {
 }  // namespace
 
 static Tensor linalg_det(const Tensor &A) { return std::get<0>(det_impl("linalg.det", A, 0)); }
-static Tensor det(const Tensor &A) { return std::get<0>(det_impl("linalg.det", A, 0)); }
 static Tensor logdet(const Tensor &A) { return std::get<0>(det_impl("logdet", A, 2)); }
 static std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor &A) { return det_impl("linalg.slogdet", A, 1); }
 
@@ -81,7 +81,6 @@ static std::tuple<Tensor, Tensor> inv_impl(const char *op, const Tensor &A, bool
 }
 
 static Tensor linalg_inv(const Tensor &A) { return std::get<0>(inv_impl("linalg.inv", A, true)); }
-static Tensor inverse(const Tensor &A) { return std::get<0>(inv_impl("linalg.inv", A, true)); }
 static std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor &A, bool check_errors) {
   return inv_impl("linalg.inv_ex", A, check_errors);
 }
@@ -138,12 +137,9 @@ static std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor &A, const Tensor 
 
 TP_LIBRARY(cuda_linalg_lu) {
   TP_IMPL(lib, "linalg_det", CUDA, linalg_det);
-  TP_IMPL(lib, "det", CUDA, det);
   TP_IMPL(lib, "logdet", CUDA, logdet);
   TP_IMPL(lib, "linalg_slogdet", CUDA, linalg_slogdet);
-  TP_IMPL(lib, "slogdet", CUDA, linalg_slogdet);
   TP_IMPL(lib, "linalg_inv", CUDA, linalg_inv);
-  TP_IMPL(lib, "inverse", CUDA, inverse);
   TP_IMPL(lib, "linalg_inv_ex", CUDA, linalg_inv_ex);
   TP_IMPL(lib, "linalg_solve", CUDA, linalg_solve);
   TP_IMPL(lib, "linalg_solve_ex", CUDA, linalg_solve_ex);

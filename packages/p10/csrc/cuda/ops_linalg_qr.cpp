@@ -1,5 +1,5 @@
 // ops_linalg_qr.cpp — CUDA kernels for the orthogonal factorisations: the QR decomposition (cuSOLVER geqrf +
-// orgqr) as linalg_qr and the old qr, and least squares (linalg_lstsq: geqrf, ormqr and cuBLAS's trsm).
+// orgqr) as linalg_qr (the old qr is a Composite over it), and least squares (linalg_lstsq: geqrf, ormqr and cuBLAS's trsm).
 //
 // Where it sits: the CUDA twin of kernels/linalg_qr.cpp and linalg_lstsq.cpp, with the same schemas, results,
 // batching and errors. Each op runs the CPU op on meta copies first (its checks and messages), copies its input
@@ -71,10 +71,6 @@ static std::tuple<Tensor, Tensor> qr_impl(const char *op, const Tensor &A, const
 static std::tuple<Tensor, Tensor> linalg_qr(const Tensor &A, std::string mode) {
   call_op<void>(TP_OP("linalg_qr"), meta_like(A), mode);  // the CPU's checks
   return qr_impl("linalg.qr", A, mode);
-}
-static std::tuple<Tensor, Tensor> qr(const Tensor &A, bool some) {
-  call_op<void>(TP_OP("qr"), meta_like(A), some);
-  return qr_impl("qr", A, some ? "reduced" : "complete");
 }
 
 // ---- lstsq --------------------------------------------------------------------------------------------------
@@ -155,7 +151,6 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor &A, 
 
 TP_LIBRARY(cuda_linalg_qr) {
   TP_IMPL(lib, "linalg_qr", CUDA, linalg_qr);
-  TP_IMPL(lib, "qr", CUDA, qr);
   TP_IMPL(lib, "linalg_lstsq", CUDA, linalg_lstsq);
 }
 

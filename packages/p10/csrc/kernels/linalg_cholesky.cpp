@@ -52,9 +52,8 @@ static Tensor linalg_cholesky(const Tensor &A, bool upper) {
 static std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor &A, bool upper, bool check_errors) {
   return cholesky_impl("linalg.cholesky_ex", A, upper, check_errors);
 }
-static Tensor cholesky(const Tensor &A, bool upper) {
-  return std::get<0>(cholesky_impl("linalg.cholesky", A, upper, true));
-}
+// Note [Old linalg spellings] in linalg_lu.cpp
+static Tensor cholesky(const Tensor &A, bool upper) { return call_op<Tensor>(TP_OP("linalg_cholesky"), A, upper); }
 
 // Solve A X = B given A's Cholesky factor (lower L, or upper U = L^H). Batch dims of B and the factor broadcast.
 static Tensor cholesky_solve(const Tensor &B, const Tensor &factor, bool upper) {
@@ -115,10 +114,10 @@ TP_LIBRARY(linalg_cholesky) {
   for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) {
     impl_typed<linalg_cholesky>(lib, "linalg_cholesky", key, __LINE__);
     impl_typed<linalg_cholesky_ex>(lib, "linalg_cholesky_ex", key, __LINE__);
-    impl_typed<cholesky>(lib, "cholesky", key, __LINE__);
     impl_typed<cholesky_solve>(lib, "cholesky_solve", key, __LINE__);
     impl_typed<cholesky_inverse>(lib, "cholesky_inverse", key, __LINE__);
   }
+  TP_IMPL(lib, "cholesky", Composite, cholesky);
 }
 
 }  // namespace tp::p10

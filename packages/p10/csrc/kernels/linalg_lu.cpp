@@ -155,7 +155,6 @@ std::tuple<Tensor, Tensor> det_impl(const char *op, const Tensor &A, DetKind kin
 }  // namespace
 
 static Tensor linalg_det(const Tensor &A) { return std::get<0>(det_impl("linalg.det", A, DetKind::Det)); }
-static Tensor det(const Tensor &A) { return std::get<0>(det_impl("linalg.det", A, DetKind::Det)); }
 static Tensor logdet(const Tensor &A) { return std::get<0>(det_impl("logdet", A, DetKind::LogDet)); }
 static std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor &A) {
   return det_impl("linalg.slogdet", A, DetKind::SlogDet);
@@ -204,7 +203,6 @@ static std::tuple<Tensor, Tensor> inv_impl(const char *op, const Tensor &A, bool
 }
 
 static Tensor linalg_inv(const Tensor &A) { return std::get<0>(inv_impl("linalg.inv", A, true)); }
-static Tensor inverse(const Tensor &A) { return std::get<0>(inv_impl("linalg.inv", A, true)); }
 static std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor &A, bool check_errors) {
   return inv_impl("linalg.inv_ex", A, check_errors);
 }
@@ -287,6 +285,17 @@ static Tensor linalg_matrix_power(const Tensor &A, int64_t n) {
   return result.impl() == A.impl() ? call_op<Tensor>(TP_OP("clone"), A) : result;
 }
 
+// Note [Old linalg spellings]
+//   det, slogdet, inverse, cholesky, qr and svd (the torch.* spellings of linalg.*) are Composites over the
+//   linalg ops, as PyTorch's are: they dispatch, so every backend's linalg kernel serves them (CPU, Meta, CUDA)
+//   and their gradients are the linalg ops' (det, slogdet, inverse and cholesky keep their own formula
+//   registrations in tpx, which name the same functions).
+static Tensor det(const Tensor &A) { return call_op<Tensor>(TP_OP("linalg_det"), A); }
+static std::tuple<Tensor, Tensor> slogdet(const Tensor &A) {
+  return call_op<std::tuple<Tensor, Tensor>>(TP_OP("linalg_slogdet"), A);
+}
+static Tensor inverse(const Tensor &A) { return call_op<Tensor>(TP_OP("linalg_inv"), A); }
+
 TP_LIBRARY(linalg_lu) {
   lib.def("linalg_det(Tensor A) -> Tensor");
   lib.def("det(Tensor self) -> Tensor");
@@ -303,16 +312,16 @@ TP_LIBRARY(linalg_lu) {
   lib.def("matrix_power(Tensor self, int n) -> Tensor");
   for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) {
     impl_typed<linalg_det>(lib, "linalg_det", key, __LINE__);
-    impl_typed<det>(lib, "det", key, __LINE__);
     impl_typed<logdet>(lib, "logdet", key, __LINE__);
     impl_typed<linalg_slogdet>(lib, "linalg_slogdet", key, __LINE__);
-    impl_typed<linalg_slogdet>(lib, "slogdet", key, __LINE__);
     impl_typed<linalg_inv>(lib, "linalg_inv", key, __LINE__);
-    impl_typed<inverse>(lib, "inverse", key, __LINE__);
     impl_typed<linalg_inv_ex>(lib, "linalg_inv_ex", key, __LINE__);
     impl_typed<linalg_solve>(lib, "linalg_solve", key, __LINE__);
     impl_typed<linalg_solve_ex>(lib, "linalg_solve_ex", key, __LINE__);
   }
+  TP_IMPL(lib, "det", Composite, det);  // Note [Old linalg spellings]
+  TP_IMPL(lib, "slogdet", Composite, slogdet);
+  TP_IMPL(lib, "inverse", Composite, inverse);
   TP_IMPL(lib, "linalg_matrix_power", Composite, linalg_matrix_power);
   TP_IMPL(lib, "matrix_power", Composite, linalg_matrix_power);
 }

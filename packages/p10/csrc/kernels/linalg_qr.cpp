@@ -1,5 +1,5 @@
 // linalg_qr.cpp — orthogonal factorisations: the QR decomposition (LAPACK geqrf + orgqr/ungqr) as linalg_qr and
-// the old tp.qr, and least squares (linalg_lstsq, through LAPACK's gels, gelsy, gelsd or gelss driver).
+// the old tp.qr (a Composite over it), and least squares (linalg_lstsq, through LAPACK's gels, gelsy, gelsd or gelss driver).
 //
 // Where it sits: kernels of tp.linalg.qr / tp.linalg.lstsq (src/tensorplay_p10/linalg.py) and tp.qr. Inputs are
 // copied into LAPACK's layout (Note [LAPACK layout] in linalg_common.h). geqrf leaves R in the upper triangle
@@ -58,8 +58,9 @@ static std::tuple<Tensor, Tensor> qr_impl(const char *op, const Tensor &A, const
 }
 
 static std::tuple<Tensor, Tensor> linalg_qr(const Tensor &A, std::string mode) { return qr_impl("linalg.qr", A, mode); }
+// Note [Old linalg spellings] in linalg_lu.cpp
 static std::tuple<Tensor, Tensor> qr(const Tensor &A, bool some) {
-  return qr_impl("qr", A, some ? "reduced" : "complete");
+  return call_op<std::tuple<Tensor, Tensor>>(TP_OP("linalg_qr"), A, std::string(some ? "reduced" : "complete"));
 }
 
 TP_LIBRARY(linalg_qr) {
@@ -67,8 +68,8 @@ TP_LIBRARY(linalg_qr) {
   lib.def("qr(Tensor self, bool some=True) -> (Tensor Q, Tensor R)");
   for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) {
     impl_typed<linalg_qr>(lib, "linalg_qr", key, __LINE__);
-    impl_typed<qr>(lib, "qr", key, __LINE__);
   }
+  TP_IMPL(lib, "qr", Composite, qr);
 }
 
 }  // namespace tp::p10

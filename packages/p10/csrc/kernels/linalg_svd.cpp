@@ -82,10 +82,11 @@ static Tensor linalg_svdvals(const Tensor &A, std::optional<std::string> driver)
 }
 
 // The old API: V instead of Vh, `some` instead of full_matrices, and with compute_uv=False zero-filled U (m x m)
-// and V (n x n), as PyTorch documents.
+// and V (n x n), as PyTorch documents. A Composite (Note [Old linalg spellings] in linalg_lu.cpp).
 static std::tuple<Tensor, Tensor, Tensor> svd(const Tensor &A, bool some, bool compute_uv) {
+  const std::optional<std::string> driver;
   if (!compute_uv) {
-    Tensor S = std::get<1>(svd_impl("linalg.svd", A, false, false));
+    Tensor S = call_op<Tensor>(TP_OP("linalg_svdvals"), A, driver);
     Shape batch = batch_shape(A);
     Tensor U = call_op<Tensor>(TP_OP("full"), with_matrix(batch, A.size(-2), A.size(-2)), Scalar(0),
                                std::optional(A.dtype()), std::optional(A.device()));
@@ -93,7 +94,7 @@ static std::tuple<Tensor, Tensor, Tensor> svd(const Tensor &A, bool some, bool c
                                std::optional(A.dtype()), std::optional(A.device()));
     return {U, S, V};
   }
-  auto [U, S, Vh] = svd_impl("linalg.svd", A, true, !some);
+  auto [U, S, Vh] = call_op<std::tuple<Tensor, Tensor, Tensor>>(TP_OP("linalg_svd"), A, !some, driver);
   return {U, S, mH(Vh)};
 }
 
@@ -145,10 +146,10 @@ TP_LIBRARY(linalg_svd) {
   for (auto key : {DispatchKey::CPU, DispatchKey::Meta}) {
     impl_typed<linalg_svd>(lib, "linalg_svd", key, __LINE__);
     impl_typed<linalg_svdvals>(lib, "linalg_svdvals", key, __LINE__);
-    impl_typed<svd>(lib, "svd", key, __LINE__);
     impl_typed<linalg_eigh>(lib, "linalg_eigh", key, __LINE__);
     impl_typed<linalg_eigvalsh>(lib, "linalg_eigvalsh", key, __LINE__);
   }
+  TP_IMPL(lib, "svd", Composite, svd);
 }
 
 }  // namespace tp::p10
