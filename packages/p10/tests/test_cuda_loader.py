@@ -74,10 +74,8 @@ def test_missing_nvrtc_is_a_clear_error(monkeypatch):
     ):
         _nvrtc.Nvrtc("/nonexistent/libnvrtc.so")
     monkeypatch.delenv("TP_NVRTC_LIBRARY", raising=False)
-    monkeypatch.setattr(_loader, "_from_wheels", lambda: [])
-    monkeypatch.setattr(_loader, "_from_system", lambda: [])
     with pytest.raises(RuntimeError, match=r"NVRTC .* was not found.*pip install tensorplay-p10\[cuda\]"):
-        _loader.find_nvrtc()
+        _loader.find_nvrtc(wheels=(), system=False)
 
 
 def test_nvrtc_path_override(monkeypatch):
@@ -86,7 +84,7 @@ def test_nvrtc_path_override(monkeypatch):
 
 
 def test_nvrtc_found_in_the_wheel_when_installed():
-    found = _loader._from_wheels()
+    found = _loader.libraries_in_wheels(_loader.NVRTC_WHEELS, _loader._LIB)
     if not found:
         pytest.skip("the nvidia-cuda-nvrtc wheel is not installed")
     assert all(os.path.exists(p) and "libnvrtc.so" in p and "builtins" not in p for p in found)

@@ -167,9 +167,9 @@ def needed_libraries(path: str | os.PathLike[str]) -> list[str]:
                 return []
             f.seek(where[0])
             strings = f.read(strsz)
-    except (OSError, struct.error):
+        return [strings[o : strings.index(b"\0", o)].decode() for o in needed if o < len(strings)]
+    except (OSError, struct.error, ValueError):  # ValueError: an unterminated or undecodable name
         return []
-    return [strings[o : strings.index(b"\0", o)].decode() for o in needed if o < len(strings)]
 
 
 def load_order(path: str, find: Callable[[str], str | None]) -> list[str]:
@@ -194,24 +194,18 @@ def load_order(path: str, find: Callable[[str], str | None]) -> list[str]:
     return order
 
 
-def _from_wheels() -> list[str]:
-    return libraries_in_wheels(NVRTC_WHEELS, _LIB)
+def find_nvrtc(wheels: tuple[str, ...] = NVRTC_WHEELS, system: bool = True) -> str:
+    """Path (or soname) of the NVRTC library to load; RuntimeError saying how to install it if absent.
 
-
-def _from_system() -> list[str]:
-    return libraries_on_system("nvrtc", _LIB)
-
-
-def find_nvrtc() -> str:
-    """Path (or soname) of the NVRTC library to load; RuntimeError saying how to install it if absent."""
-    env = os.environ.get("TP_NVRTC_LIBRARY")
-    if env:
-        return env
-    found = first_present(_from_wheels() + _from_system())
-    if found:
-        return found
-    raise RuntimeError(
+    ``wheels`` and ``system`` narrow the search (tests use them to simulate a machine without NVRTC).
+    """
+    return find_library(
+        "TP_NVRTC_LIBRARY",
+        wheels,
+        _LIB,
+        "nvrtc",
+        system,
         "NVRTC (the CUDA run-time compiler) was not found: TensorPlay compiles its CUDA kernels with it. "
         "Install it with `pip install tensorplay-p10[cuda]` (the nvidia-cuda-nvrtc wheel), or point "
-        "TP_NVRTC_LIBRARY at a libnvrtc.so."
+        "TP_NVRTC_LIBRARY at a libnvrtc.so.",
     )
