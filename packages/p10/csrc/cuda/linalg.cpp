@@ -45,13 +45,6 @@ int solver_int(const char *op, int64_t v) {
 }
 
 // ---- linalg.cu ----------------------------------------------------------------------------------------------
-void zero_triangle(int dev, const Tensor &a, int64_t rows, int64_t cols, bool below) {
-  const int64_t total = a.numel();
-  if (total == 0) return;
-  launch(kernel(dev, "linalg.cu", kname("zero_triangle", a.dtype())), elementwise_config(dev, total), stream_for(dev),
-         total, rows, cols, a.data_ptr(), int(below));
-}
-
 void mirror_triangle(int dev, const Tensor &a, int64_t n, bool from_upper) {
   const int64_t total = a.numel();
   if (total == 0) return;

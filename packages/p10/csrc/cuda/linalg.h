@@ -163,10 +163,6 @@ TP_SOLVER_OVERLOADS(D, double)
 #undef TP_SOLVER_CALL
 }  // namespace solver
 
-// ---- linalg.cu (launched on the current stream of `dev`, which is current) ----------------------------------
-// Zero one triangle of every rows x cols matrix of a contiguous column-major batch `a`: below the diagonal (i > j)
-// when `below`, above it (i < j) otherwise.
-void zero_triangle(int dev, const Tensor &a, int64_t rows, int64_t cols, bool below);
 // Copy the triangle potri wrote (the upper one when `from_upper`) of every n x n column-major matrix of `a` onto
 // the other one.
 void mirror_triangle(int dev, const Tensor &a, int64_t n, bool from_upper);

@@ -35,7 +35,9 @@ std::tuple<Tensor, Tensor> cholesky_impl(const char *op, const Tensor &A, bool u
     for (int64_t b = 0; b < nb; ++b)
       solver::potrf(s, uplo, ni, a + b * n * n, ni, ptr<T>(work), lwork, ptr<int>(info) + b);
   });
-  zero_triangle(dev, L, n, n, upper);  // the triangle potrf did not write: above the diagonal for L, below for U
+  // the triangle potrf did not write (above the diagonal for L, below for U) is zeroed, as the CPU kernel does
+  if (upper) call_op<Tensor>(TP_OP("triu_"), L, int64_t(0));
+  else call_op<Tensor>(TP_OP("tril_"), L, int64_t(0));
   if (check_errors) check_infos(op, read_infos(dev, info, nb), A.dim() > 2, not_positive_definite_message);
   return {L, info};
 }
@@ -82,20 +84,24 @@ static Tensor cholesky_inverse(const Tensor &factor, bool upper) {
   if (factor.numel() == 0) return R;
   const Solver s = solver_on(dev);
   const int ni = solver_int(op, n), uplo = fill_mode(upper);
-  Tensor info = int_zeros(dev, {nb});
-  // LAPACK's potri reports a zero diagonal entry of the factor (its trtri step); cuSOLVER's does not, and would
-  // return infs. So the factor's diagonal is checked first, with the CPU's message.
-  zero_diagonal_info(dev, R, nb, n, n, n * n, info);
-  check_infos(op, read_infos(dev, info, nb), factor.dim() > 2, singular_inverse_message);
+  // LAPACK's potri reports a zero diagonal entry of the factor (its trtri step); cuSOLVER's does not (it would
+  // return infs), so a kernel looks for one: flags[b] for matrix b, potri's own info at flags[nb + b]. Both are
+  // read back once, after the work, as the other raising ops do (Note [Info on the host]).
+  Tensor flags = int_zeros(dev, {2 * nb});
+  zero_diagonal_info(dev, R, nb, n, n, n * n, flags);
   dispatch_solver(factor.dtype(), [&]<typename T>() {
     T *a = ptr<T>(R);
     const int lwork = solver::potri_work(s, uplo, ni, a, ni);
     Tensor work = workspace<T>(s, lwork);
     for (int64_t b = 0; b < nb; ++b)
-      solver::potri(s, uplo, ni, a + b * n * n, ni, ptr<T>(work), lwork, ptr<int>(info) + b);
+      solver::potri(s, uplo, ni, a + b * n * n, ni, ptr<T>(work), lwork, ptr<int>(flags) + nb + b);
   });
   mirror_triangle(dev, R, n, upper);
-  check_infos(op, read_infos(dev, info, nb), factor.dim() > 2, singular_inverse_message);
+  std::vector<int> infos = read_infos(dev, flags, 2 * nb);
+  for (int64_t b = 0; b < nb; ++b)
+    if (infos[b] == 0) infos[b] = infos[nb + b];
+  infos.resize(nb);
+  check_infos(op, infos, factor.dim() > 2, singular_inverse_message);
   return R;
 }
 

@@ -49,7 +49,7 @@ static std::tuple<Tensor, Tensor> qr_impl(const char *op, const Tensor &A, const
       solver::geqrf(s, mi, ni, f + b * m * n, mi, ptr<T>(tau) + b * k, ptr<T>(work), lwork, ptr<int>(scratch));
     // R: the first rrows rows of the factor, zero below the diagonal
     device_copy(R, call_op<Tensor>(TP_OP("narrow"), F, int64_t(-2), int64_t(0), rrows));
-    zero_triangle(dev, R, rrows, n, true);
+    call_op<Tensor>(TP_OP("triu_"), R, int64_t(0));
     if (!want_q) return;
     // Q: the identity, then the reflectors in its first min(n, qcols) columns; orgqr makes the rest of each
     // column (LAPACK's orgqr sets columns k..qcols-1 to unit vectors itself; starting from them is right either

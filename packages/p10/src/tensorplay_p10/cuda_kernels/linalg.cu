@@ -1,5 +1,5 @@
 // linalg.cu — the small kernels around cuSOLVER's factorisations: det/slogdet/logdet from an LU factorisation,
-// zeroing and mirroring triangles, the zero-diagonal check of least squares and the NaN check of the SVD.
+// mirroring a triangle (zeroing one is tril_/triu_), the zero-diagonal check of least squares and the NaN check of the SVD.
 //
 // Where it sits: launched by csrc/cuda/linalg.cpp for the ops in csrc/cuda/ops_linalg_*.cpp. Every matrix is
 // column-major and a batch is contiguous (Note [Row-major matrices in cuSOLVER] in csrc/cuda/linalg.h): element
@@ -58,14 +58,6 @@ __device__ void det_from_lu(int64 batch, int64 n, const T *lu, const int *piv, T
   }
 }
 
-// Zero one triangle of every rows x cols matrix: below the diagonal (i > j) when `below`, above it otherwise.
-template <typename T> __device__ void zero_triangle(int64 total, int64 rows, int64 cols, T *a, int below) {
-  TP_GRID_STRIDE(e, total) {
-    const int64 i = e % rows, j = (e / rows) % cols;
-    if (below ? i > j : i < j) a[e] = T(0);
-  }
-}
-
 // Mirror one triangle of every n x n matrix onto the other (potri writes one triangle of a symmetric inverse).
 // Each thread of a lower-triangle element (i > j) moves one value between (i, j) and (j, i): from the upper one
 // when `from_upper`, else to it. The triangle read is never written, so no thread races another.
@@ -105,9 +97,6 @@ template <typename T> __device__ void nan_flags(int64 total, int64 per, const T 
   extern "C" __global__ void det_from_lu_##T(int64 batch, int64 n, const T *lu, const int *piv, T *out,     \
                                               T *logabs, int kind) {                                        \
     det_from_lu(batch, n, lu, piv, out, logabs, kind);                                                      \
-  }                                                                                                         \
-  extern "C" __global__ void zero_triangle_##T(int64 total, int64 rows, int64 cols, T *a, int below) {      \
-    zero_triangle(total, rows, cols, a, below);                                                             \
   }                                                                                                         \
   extern "C" __global__ void mirror_triangle_##T(int64 total, int64 n, T *a, int from_upper) {              \
     mirror_triangle(total, n, a, from_upper);                                                               \
