@@ -21,14 +21,6 @@ int linalg_device(const char *op, const std::vector<Tensor> &tensors) {
   return dev;
 }
 
-Tensor int_zeros(int dev, const Shape &shape) {
-  Tensor t = empty_tensor(shape, ScalarType::Int32, Device{DeviceType::CUDA, dev});
-  if (t.numel() > 0)  // a driver memset on the stream: no kernel to compile for it
-    TP_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(t.data_ptr()), 0, size_t(t.numel()) * sizeof(int),
-          stream_for(dev).handle);
-  return t;
-}
-
 std::vector<int> read_infos(int dev, const Tensor &info, int64_t n) {
   if (n == 0) return {};
   std::vector<int> host(size_t(n), 0);

@@ -70,8 +70,6 @@ template <typename T> constexpr ScalarType dtype_of() {
 template <typename T> Tensor workspace(const Solver &s, int64_t n) {
   return empty_tensor({std::max<int64_t>(n, 1)}, dtype_of<T>(), Device{DeviceType::CUDA, s.dev});
 }
-// int32 zeros of `shape` on device `dev` (info arrays, pivots, flags), zeroed on its current stream.
-Tensor int_zeros(int dev, const Shape &shape);
 // The first n int32 values of a contiguous CUDA tensor of device `dev`, on the host (waits for the current
 // stream: Note [Info on the host]).
 std::vector<int> read_infos(int dev, const Tensor &info, int64_t n);

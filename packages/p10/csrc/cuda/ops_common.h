@@ -45,5 +45,12 @@ Tensor on_device(const Tensor &t, ScalarType ct, Device device);
 void device_copy(const Tensor &dst, const Tensor &src);
 // A contiguous copy of `t` (on its device) in dtype `dtype`.
 Tensor contiguous_as(const Tensor &t, ScalarType dtype);
+// `t` itself when it is contiguous and of dtype `dtype`, else contiguous_as; an undefined tensor stays undefined.
+Tensor dense(const Tensor &t, ScalarType dtype);
+// A tensor's data pointer, or null for an undefined one (an absent optional argument of a kernel).
+inline void *ptr_or_null(const Tensor &t) { return t.defined() ? t.data_ptr() : nullptr; }
+// int32 zeros of `shape` on device `dev` (flags, counters, info arrays), zeroed by a driver memset on the current
+// stream: no kernel to compile for it.
+Tensor int_zeros(int dev, const Shape &shape);
 
 }  // namespace tp::p10::cuda

@@ -132,6 +132,19 @@ void device_copy(const Tensor &dst, const Tensor &src) {
   same_dtype_copy(dst, tmp);
 }
 
+Tensor dense(const Tensor &t, ScalarType dtype) {
+  if (!t.defined()) return t;
+  return t.is_contiguous() && t.dtype() == dtype ? t : contiguous_as(t, dtype);
+}
+
+Tensor int_zeros(int dev, const Shape &shape) {
+  Tensor t = empty_tensor(shape, ScalarType::Int32, Device{DeviceType::CUDA, int8_t(dev)});
+  if (t.numel() > 0)
+    TP_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(t.data_ptr()), 0, size_t(t.numel()) * sizeof(int32_t),
+          stream_for(dev).handle);
+  return t;
+}
+
 Tensor contiguous_as(const Tensor &t, ScalarType dtype) {
   Tensor out = empty_tensor(t.sizes(), dtype, t.device());
   DeviceGuard g(t.device().index);

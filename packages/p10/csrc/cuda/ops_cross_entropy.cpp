@@ -39,11 +39,6 @@ struct ClassLossArgs {
 };
 static_assert(sizeof(ClassLossArgs) == 48, "ClassLossArgs must match cross_entropy.cu");
 
-Tensor dense(const Tensor &t, ScalarType dtype) {
-  if (!t.defined()) return t;
-  return t.is_contiguous() && t.dtype() == dtype ? t : contiguous_as(t, dtype);
-}
-void *ptr_or_null(const Tensor &t) { return t.defined() ? t.data_ptr() : nullptr; }
 
 // Raise the CPU's IndexError when the kernel flagged a target (Note [Device-side argument checks]).
 void check_bad_target(const Tensor &bad) {

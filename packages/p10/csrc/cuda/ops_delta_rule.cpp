@@ -34,9 +34,6 @@ static_assert(sizeof(DeltaParams) == 17 * 8 + 7 * 8 + 4 * 4, "DeltaParams must m
 
 constexpr int64_t kScratchBudget = int64_t(512) << 20;  // bytes of backward scratch before the grid is cut
 
-// `t` contiguous in the compute dtype (kernels/delta_rule.h delta_operand, on the device).
-Tensor operand(const Tensor &t, ScalarType mt) { return t.dtype() == mt && t.is_contiguous() ? t : contiguous_as(t, mt); }
-void *ptr_or_null(const Tensor &t) { return t.defined() ? t.data_ptr() : nullptr; }
 Tensor cast_back(const Tensor &t, ScalarType dt) { return t.dtype() == dt ? t : contiguous_as(t, dt); }
 
 // The operands every launch reads, in the compute dtype, and the call's device.
@@ -53,12 +50,12 @@ DeltaOperands delta_operands(const char *op, const DeltaDims &d, const Tensor &q
   const int dev = common_device(op, all, false);
   return {dev,
           Device{DeviceType::CUDA, int8_t(dev)},
-          operand(query, d.mt),
-          operand(key, d.mt),
-          operand(value, d.mt),
-          operand(g, d.mt),
-          operand(beta, d.mt),
-          initial_state ? operand(*initial_state, d.mt) : Tensor()};
+          dense(query, d.mt),
+          dense(key, d.mt),
+          dense(value, d.mt),
+          dense(g, d.mt),
+          dense(beta, d.mt),
+          initial_state ? dense(*initial_state, d.mt) : Tensor()};
 }
 
 DeltaParams base_params(const DeltaDims &d, const DeltaOperands &o, const DeltaPlan &plan) {
@@ -118,8 +115,8 @@ static std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> delta_rule_bac
   DeviceGuard guard(o.dev);
   for (const auto *t : {&grad_out, &grad_final_state})
     if (*t) common_device(op, {query, **t}, false);
-  const Tensor go = grad_out ? operand(*grad_out, d.mt) : Tensor();
-  const Tensor gs = grad_final_state ? operand(*grad_final_state, d.mt) : Tensor();
+  const Tensor go = grad_out ? dense(*grad_out, d.mt) : Tensor();
+  const Tensor gs = grad_final_state ? dense(*grad_final_state, d.mt) : Tensor();
   const int item = d.mt == ScalarType::Float64 ? 8 : 4;
   const DeltaPlan plan = delta_backward_plan(d.B, d.T, d.H, d.Dk, d.Dv, d.per_channel, chunk_size, item,
                                              properties(o.dev).multi_processor_count, kScratchBudget);

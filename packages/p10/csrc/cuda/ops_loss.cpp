@@ -34,7 +34,6 @@ Tensor operand(const Tensor &t, const Shape &shape, ScalarType dtype) {
   return o;
 }
 Tensor opt(const std::optional<Tensor> &t) { return t ? *t : Tensor(); }
-void *ptr_or_null(const Tensor &t) { return t.defined() ? t.data_ptr() : nullptr; }
 
 // Runs loss_<name>_<dtype> over inputs {a, b, c, d} (c, d may be undefined). `meta_none` is the CPU op's
 // unreduced result on meta tensors. `range_error`, when given, is raised if the kernel flags an input.

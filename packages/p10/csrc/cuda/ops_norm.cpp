@@ -21,14 +21,7 @@ namespace tp::p10::cuda {
 
 namespace {
 
-// `t` contiguous in `dtype` on its device (undefined stays undefined).
-Tensor dense(const Tensor &t, ScalarType dtype) {
-  if (!t.defined()) return t;
-  return t.is_contiguous() && t.dtype() == dtype ? t : contiguous_as(t, dtype);
-}
 Tensor dense(const std::optional<Tensor> &t, ScalarType dtype) { return t ? dense(*t, dtype) : Tensor(); }
-
-const void *ptr_or_null(const Tensor &t) { return t.defined() ? t.data_ptr() : nullptr; }
 
 int norm_device(const char *op, std::initializer_list<Tensor> ts) { return common_device(op, ts, false); }
 

@@ -28,7 +28,6 @@ struct PagedParams {
 static_assert(sizeof(PagedParams) == 6 * 8 + 8 * 8 + 8, "PagedParams must match paged_attention.cu");
 constexpr int64_t kPagedRows = 4;  // paged_attention.cu: warps (query rows) per block
 
-Tensor dense(const Tensor &t) { return t.is_contiguous() ? t : contiguous_as(t, t.dtype()); }
 }  // namespace
 
 static Tensor paged_attention(const Tensor &query, const Tensor &key_pool, const Tensor &value_pool,
@@ -38,11 +37,11 @@ static Tensor paged_attention(const Tensor &query, const Tensor &key_pool, const
   const int dev = common_device(kOp, {query, key_pool, value_pool, block_table, seq_lens}, false);
   DeviceGuard guard(dev);
   const Device device{DeviceType::CUDA, int8_t(dev)};
-  check_real(kOp, query.dtype());
   Tensor out = empty_tensor({d.B, d.H, d.T, d.Dv}, query.dtype(), device);
   if (out.numel() == 0) return out;
-  const Tensor q = dense(query), kp = dense(key_pool), vp = dense(value_pool), table = dense(block_table),
-               lens = dense(seq_lens);
+  const Tensor q = dense(query, query.dtype()), kp = dense(key_pool, key_pool.dtype()),
+               vp = dense(value_pool, value_pool.dtype()), table = dense(block_table, block_table.dtype()),
+               lens = dense(seq_lens, seq_lens.dtype());
   const int64_t grid = (d.B * d.H * d.T + kPagedRows - 1) / kPagedRows;
   TP_CHECK(grid <= INT_MAX, NotImplemented, kOp, ": ", d.B * d.H * d.T,
            " query rows need more CUDA blocks than one launch takes");

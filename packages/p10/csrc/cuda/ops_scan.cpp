@@ -85,9 +85,7 @@ void scan_rows(int dev, const std::string &base, const Tensor &x, int64_t rows, 
   // The ticket counter (an int64) and two ints per chunk (a flag, or a packed 64-bit status word: Note [Packed
   // status words]), zeroed; then the chunks' aggregates and inclusive totals (kStateBytes each, never read
   // before written).
-  Tensor ctrl = empty_tensor({2 + 2 * blocks}, ScalarType::Int32, x.device());
-  TP_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(ctrl.data_ptr()), 0, size_t(2 + 2 * blocks) * 4,
-        stream_for(dev).handle);
+  Tensor ctrl = int_zeros(dev, {2 + 2 * blocks});
   Tensor states = empty_tensor({2 * blocks * kStateBytes}, ScalarType::UInt8, x.device());
   char *agg = static_cast<char *>(states.data_ptr()), *incl = agg + blocks * kStateBytes;
   launch(kernel(dev, kModule, kname((base + "_rows").c_str(), x.dtype())), LaunchConfig{unsigned(blocks), kScanThreads, 0},

@@ -67,8 +67,7 @@ void onesweep_rows(const Tensor &x, int64_t rows, int64_t len, bool descending, 
   const int64_t ntiles = ceil_div(n, kOnesweepTile);
   // Scratch, u32 words, all zero: every pass's histogram, tile counter and tiles' look-back status words.
   const int64_t words = npasses * 256 + npasses + npasses * ntiles * 256;
-  Tensor scratch = empty_tensor({words}, ScalarType::Int32, device);
-  TP_CU(cuMemsetD8Async, reinterpret_cast<CUdeviceptr>(scratch.data_ptr()), 0, size_t(words) * 4, stream.handle);
+  Tensor scratch = int_zeros(dev, {words});
   uint32_t *hist = static_cast<uint32_t *>(scratch.data_ptr());
   uint32_t *counters = hist + npasses * 256, *status = counters + npasses;
   Tensor keys[2], pay[2];  // ping-pong buffers between passes; the first pass reads x, the last writes values
