@@ -251,6 +251,12 @@ void launch_index_check(int dev, const Tensor &idx, int64_t size, IndexCheck che
   err.fence();
 }
 
+void *check_first(int dev, int64_t bytes, const Tensor &index, int64_t size, IndexCheck check, IndexErrorFlag &err) {
+  if (bytes > 0 && bytes < kCheckFirstBytes) return err.ptr();
+  launch_index_check(dev, index, size, check, err);
+  return nullptr;  // the main kernel skips bad indices without recording them
+}
+
 static Tensor run_index_wrap(const Tensor &index, int64_t size, int64_t dim, const char *op, IndexCheck check,
                              bool keep) {
   const int dev = index.device().index;

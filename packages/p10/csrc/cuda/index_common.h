@@ -82,6 +82,10 @@ class IndexErrorFlag {
 // Note [Check first]: the check of a kernel of its own (index.cu index_check_flat, or index_wrap for other
 // layouts) of the int64 `index` against `size` (kNonNegative or kWrapNegative) into slot 0 of `err`, fenced.
 void launch_index_check(int dev, const Tensor &index, int64_t size, IndexCheck check, IndexErrorFlag &err);
+// Note [Check first]: the flag a main kernel moving `bytes` should record bad indices in. A long one (at least
+// kCheckFirstBytes) or none at all (0 bytes: nothing else would look at the indices) gets null, after
+// launch_index_check has run; a short one gets err.ptr() and checks the indices itself.
+void *check_first(int dev, int64_t bytes, const Tensor &index, int64_t size, IndexCheck check, IndexErrorFlag &err);
 
 // A CUDA int64 tensor read back to the host (synchronises the current stream). `t` holds `n` values.
 std::vector<int64_t> read_int64(const Tensor &t, int64_t n);

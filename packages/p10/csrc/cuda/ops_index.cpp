@@ -54,12 +54,8 @@ Tensor spread_index(const Tensor &index, const Shape &shape, int64_t d) {
 void select_rows(int dev, const Tensor &out, const Tensor &self, int64_t d, const Tensor &index) {
   const int64_t index_stride = index.dim() ? index.stride(0) : int64_t(0);
   IndexErrorFlag err(dev);
-  if (out.numel() * int64_t(out->itemsize()) >= kCheckFirstBytes) {
-    launch_index_check(dev, index, self.size(d), kNonNegative, err);
-    launch_select_rows(dev, out, self, d, index, index_stride, kNonNegative, nullptr);  // bad rows skipped
-  } else {
-    launch_select_rows(dev, out, self, d, index, index_stride, kNonNegative, err.ptr());
-  }
+  void *e = check_first(dev, out.numel() * int64_t(out->itemsize()), index, self.size(d), kNonNegative, err);
+  launch_select_rows(dev, out, self, d, index, index_stride, kNonNegative, e);
   err.raise_if_set("index_select", d, self.size(d));
 }
 
@@ -79,13 +75,9 @@ static Tensor gather(const Tensor &self, int64_t dim, const Tensor &index, bool 
   const int64_t size = self.dim() ? self.size(d) : 1, step = self.dim() ? self.stride(d) : 0;
   const Tensor src = self.dim() ? restride(self, index.sizes(), d) : self;
   IndexErrorFlag err(dev);
-  // A large gather checks its index first (Note [Check first] in index_common.h): out and index bytes.
-  if (out.numel() * int64_t(out->itemsize() + 8) >= kCheckFirstBytes) {
-    launch_index_check(dev, index, size, kNonNegative, err);
-    launch_gather(dev, out, src, index, size, step, kNonNegative, nullptr, "gather");  // bad ones skipped
-  } else {
-    launch_gather(dev, out, src, index, size, step, kNonNegative, err.ptr(), "gather");
-  }
+  // Note [Check first] in index_common.h; a gather moves its out and its int64 index
+  void *e = check_first(dev, out.numel() * int64_t(out->itemsize() + 8), index, size, kNonNegative, err);
+  launch_gather(dev, out, src, index, size, step, kNonNegative, e, "gather");
   err.raise_if_set("gather", d, size);
   return out;
 }

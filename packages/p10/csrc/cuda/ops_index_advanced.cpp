@@ -166,12 +166,8 @@ bool index_dim0(int dev, const Tensor &self, const std::vector<Tensor> &indices,
   const int64_t stride = idx.dim() == 1 ? idx.stride(0) : 1;
   const Tensor flat = make_view(idx, {idx.numel()}, {stride}, idx.storage_offset());
   IndexErrorFlag err(dev);
-  if (out.numel() == 0 || out.numel() * item >= kCheckFirstBytes) {
-    launch_index_check(dev, flat, size, kWrapNegative, err);
-    if (out.numel()) launch_select_rows(dev, out, self, 0, flat, stride, kWrapNegative, nullptr);  // bad skipped
-  } else {
-    launch_select_rows(dev, out, self, 0, flat, stride, kWrapNegative, err.ptr());
-  }
+  void *e = check_first(dev, out.numel() * item, flat, size, kWrapNegative, err);  // Note [Check first]
+  if (out.numel()) launch_select_rows(dev, out, self, 0, flat, stride, kWrapNegative, e);
   err.raise_if_set("index", 0, size);
   return true;
 }
