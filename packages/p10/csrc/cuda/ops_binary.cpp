@@ -12,6 +12,7 @@
 
 #include "cuda/elementwise.h"
 #include "cuda/ops_common.h"
+#include "kernels/binary_common.h"
 #include "kernels/cast.h"
 #include "loop/tensor_iterator.h"
 
@@ -42,10 +43,7 @@ Tensor binary(const BinarySpec &spec, const Tensor &a, const Tensor &b, const Sc
   ScalarType common = result_type({a, b});
   if (spec.int_to_float && !is_floating(common) && !is_complex(common)) common = default_dtype();
   check_real(spec.op, common);
-  TP_CHECK(!(common == ScalarType::Bool && !alpha.is_bool() && alpha.to_double() != 1), Runtime, spec.op,
-           ": Boolean alpha only supported for Boolean results.");
-  TP_CHECK(!(is_integral(common, true) && alpha.is_floating()), Runtime, spec.op,
-           ": For integral input tensors, argument alpha must not be a floating point number.");
+  check_add_alpha(spec.op, common, alpha);  // kernels/binary_common.h, as the CPU op
   Shape shape = broadcast_shapes(a.sizes(), b.sizes(), spec.op);
   if (spec.inplace) {
     TP_CHECK(shape == a.sizes(), Runtime, spec.op, ": output with shape ", shape_str(a.sizes()),
@@ -75,7 +73,7 @@ Tensor binary(const BinarySpec &spec, const Tensor &a, const Tensor &b, const Sc
   const auto body = [&]<typename T>() {
     using A = opmath_t<T>;  // the kernel's arithmetic type: float for the 16-bit floats
     A al = std::string(spec.kernel) == "add" ? alpha.to<A>() : A(1);
-    if constexpr (!std::is_same_v<T, bool>)  // bool - bool is refused before (sub_bool_check)
+    if constexpr (!std::is_same_v<T, bool>)  // bool - bool is refused before (check_sub_bool)
       if (std::string(spec.op).rfind("sub", 0) == 0) al = A(-al);
     const bool flat = res.is_contiguous();
     const Tensor *tensor = nullptr, *number = nullptr;
@@ -125,22 +123,17 @@ static Tensor add_(const Tensor &a, const Tensor &b, const Scalar &al) { return 
 static Tensor add_out(const Tensor &a, const Tensor &b, const Scalar &al, const Tensor &out) {
   return binary({"add.out", "add", false, false}, a, b, al, out);
 }
-// The CPU op's first check (kernels/binary.cpp sub_impl): bool - bool has no meaning, PyTorch points to xor.
-static void sub_bool_check(const Tensor &a, const Tensor &b) {
-  TP_CHECK(a.dtype() != ScalarType::Bool || b.dtype() != ScalarType::Bool, Runtime,
-           "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
-           "operator instead.");
-}
+// sub's first check is the CPU op's (check_sub_bool, kernels/binary_common.h).
 static Tensor sub(const Tensor &a, const Tensor &b, const Scalar &al) {
-  sub_bool_check(a, b);
+  check_sub_bool(a, b);
   return binary({"sub", "add", false, false}, a, b, al, {});
 }
 static Tensor sub_(const Tensor &a, const Tensor &b, const Scalar &al) {
-  sub_bool_check(a, b);
+  check_sub_bool(a, b);
   return binary({"sub_", "add", true, false}, a, b, al, {});
 }
 static Tensor sub_out(const Tensor &a, const Tensor &b, const Scalar &al, const Tensor &out) {
-  sub_bool_check(a, b);
+  check_sub_bool(a, b);
   return binary({"sub.out", "add", false, false}, a, b, al, out);
 }
 static Tensor mul(const Tensor &a, const Tensor &b) { return binary({"mul", "mul", false, false}, a, b, Scalar(int64_t(1)), {}); }

@@ -17,10 +17,7 @@ namespace tp::p10 {
 static Tensor add_impl(const char *op, const Tensor &self, const Tensor &other, const Scalar &alpha,
                        const Tensor &out, bool inplace) {
   TensorIterator it = TensorIterator::binary(op, out, self, other, false, inplace);
-  TP_CHECK(!(it.common_dtype() == ScalarType::Bool && !alpha.is_bool() && alpha.to_double() != 1), Runtime,
-           op, ": Boolean alpha only supported for Boolean results.");
-  TP_CHECK(!(is_integral(it.common_dtype(), true) && alpha.is_floating()), Runtime, op,
-           ": For integral input tensors, argument alpha must not be a floating point number.");
+  check_add_alpha(op, it.common_dtype(), alpha);
   TP_DISPATCH_ALL(it.common_dtype(), op, [&]<typename T>() {
     using M = opmath_t<T>;
     if constexpr (std::is_same_v<T, bool>) {  // a + alpha b in bool: PyTorch's add, so alpha=False gives a
@@ -39,9 +36,7 @@ static Tensor add_impl(const char *op, const Tensor &self, const Tensor &other, 
 
 static Tensor sub_impl(const char *op, const Tensor &self, const Tensor &other, const Scalar &alpha,
                        const Tensor &out, bool inplace) {
-  TP_CHECK(self.dtype() != ScalarType::Bool || other.dtype() != ScalarType::Bool, Runtime,
-           "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
-           "operator instead.");
+  check_sub_bool(self, other);
   Scalar neg = alpha.is_floating() ? Scalar(-alpha.d) : alpha.is_complex() ? Scalar(-alpha.c) : Scalar(-alpha.to_int());
   return add_impl(op, self, other, neg, out, inplace);
 }

@@ -1,5 +1,5 @@
 // binary_common.h — small pieces the binary-op kernel files share (binary.cpp, binary_special.cpp,
-// compare.cpp, logical.cpp, ternary.cpp).
+// compare.cpp, logical.cpp, ternary.cpp; add/sub's argument checks also serve cuda/ops_binary.cpp).
 //
 // Where it sits: between the loop helper (loop/tensor_iterator.h) and the kernel files. It holds what every
 // family of two-input ops needs besides its scalar lambda: turning a Scalar argument into a wrapped-number
@@ -12,6 +12,20 @@
 #include "loop/tensor_iterator.h"
 
 namespace tp::p10 {
+
+// add/sub's argument checks, the same on every backend: alpha must fit the result's dtype, and bool - bool has
+// no meaning (PyTorch points to xor).
+inline void check_add_alpha(const char *op, ScalarType common, const Scalar &alpha) {
+  TP_CHECK(!(common == ScalarType::Bool && !alpha.is_bool() && alpha.to_double() != 1), Runtime, op,
+           ": Boolean alpha only supported for Boolean results.");
+  TP_CHECK(!(is_integral(common, true) && alpha.is_floating()), Runtime, op,
+           ": For integral input tensors, argument alpha must not be a floating point number.");
+}
+inline void check_sub_bool(const Tensor &a, const Tensor &b) {
+  TP_CHECK(a.dtype() != ScalarType::Bool || b.dtype() != ScalarType::Bool, Runtime,
+           "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+           "operator instead.");
+}
 
 // A Python-number-like 0-d tensor (Note [Wrapped numbers] in python/py_ops.cpp): promotion ranks it below
 // every real tensor. Used by the overloads whose schema takes `Scalar self` or `Scalar other`.

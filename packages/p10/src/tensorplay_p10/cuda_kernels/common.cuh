@@ -102,6 +102,12 @@ __device__ __forceinline__ Offsets offsets(const Geometry &g, int64 linear) {
 #define TP_GRID_STRIDE(i, n) \
   for (int64 i = int64(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64(gridDim.x) * blockDim.x)
 
+// Row r of `rows`, a team of `lanes` threads (a power of two) per row, grid-stride over the rows; declares
+// `lane`, this thread's place in its team (the host's row_launch in cuda/index_common.h picks lanes and grid).
+#define TP_FOR_ROWS(r, rows, lanes)                                                                         \
+  const int lane = threadIdx.x & ((lanes) - 1), teams = blockDim.x / (lanes);                              \
+  for (int64 r = int64(blockIdx.x) * teams + threadIdx.x / (lanes); r < (rows); r += int64(gridDim.x) * teams)
+
 // ---- index checks ------------------------------------------------------------------------------------------
 // Record a bad value `v` in a (flag, value) slot of an IndexErrorFlag (csrc/cuda/index_common.h; Note [Device
 // index checks] in index.cu). The slot lives in mapped host memory, where device atomics are not guaranteed, so

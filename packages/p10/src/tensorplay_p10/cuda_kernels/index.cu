@@ -163,10 +163,6 @@ __device__ __forceinline__ void copy_row(U *__restrict__ dst, const U *__restric
   }
   for (; c < units; c += lanes) dst[c] = src[c];
 }
-// Row r of `rows`, team by team: lane = this thread's place in its team.
-#define TP_FOR_ROWS(r, rows, lanes)                                                                         \
-  const int lane = threadIdx.x & ((lanes) - 1), teams = blockDim.x / (lanes);                              \
-  for (int64 r = int64(blockIdx.x) * teams + threadIdx.x / (lanes); r < (rows); r += int64(gridDim.x) * teams)
 
 // index_select: a contiguous self viewed as [outer, size, units]; out[o, j, :] = src[o, index[j], :] for
 // row r = o * nidx + j (Note [Row gathers]). check: valid_index's (1 for index_select, 2 for x[idx], which

@@ -55,9 +55,8 @@ template <typename E, int P> struct alignas(sizeof(E) * P) Pack {
 template <typename E, int P>
 __device__ void triangle_rows(int64 nrows, int units, int64 rows, int64 diagonal, int lower, int lanes,
                               Pack<E, P> *out, const Pack<E, P> *in) {
-  const int lane = threadIdx.x & (lanes - 1), teams = blockDim.x / lanes;
   const bool inplace = out == in;
-  for (int64 r = int64(blockIdx.x) * teams + threadIdx.x / lanes; r < nrows; r += int64(gridDim.x) * teams) {
+  TP_FOR_ROWS(r, nrows, lanes) {
     const int64 row = r % rows;
     // kept columns: [lo, hi)
     const int64 lo = lower ? 0 : row + diagonal, hi = lower ? row + diagonal + 1 : int64(units) * P;
