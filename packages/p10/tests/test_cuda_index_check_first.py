@@ -62,6 +62,10 @@ def test_gather_values_and_errors(shape):
     same(
         tp.gather(x.to(DEV), 1, it.to(DEV)), tp.gather(x, 1, it), np.take_along_axis(x.numpy(), it.numpy(), 1)
     )
+    bad_t = it.t().clone()  # the same layout, one entry out of range: the strided check must catch it
+    bad_t[3, rows - 1] = cols
+    with pytest.raises(IndexError, match=f"index {cols} is out of bounds for dimension 1 with size {cols}"):
+        tp.gather(x.to(DEV), 1, bad_t.t().to(DEV))
 
 
 @pytest.mark.parametrize("shape", [SMALL, LARGE], ids=["small", "large"])
