@@ -21,7 +21,9 @@ namespace tp::p10::cuda {
 
 namespace {
 
-Tensor dense(const std::optional<Tensor> &t, ScalarType dtype) { return t ? dense(*t, dtype) : Tensor(); }
+// An optional weight or bias as dense(): its own name, since an overload of dense() here would hide the shared one
+// in ops_common.h and turn `dense(*t, dtype)` into a call of itself (it once recursed until the stack overflowed).
+Tensor dense_optional(const std::optional<Tensor> &t, ScalarType dtype) { return t ? dense(*t, dtype) : Tensor(); }
 
 int norm_device(const char *op, std::initializer_list<Tensor> ts) { return common_device(op, ts, false); }
 
@@ -34,7 +36,7 @@ Tensor norm_forward(const char *name, const Tensor &meta, const Tensor &input, c
   Tensor out = empty_as_meta(meta, device);
   if (out.numel() == 0) return out;
   const ScalarType t = input.dtype();
-  const Tensor x = dense(input, t), w = dense(weight, t), b = dense(bias, t);
+  const Tensor x = dense(input, t), w = dense_optional(weight, t), b = dense_optional(bias, t);
   const int64_t cols = shape_numel(normalized_shape), rows = x.numel() / cols;
   const Tensor y = out.is_contiguous() ? out : empty_tensor(x.sizes(), t, device);
   // float16/bfloat16 rows of 1025..4096 take the block32 form (Note [Row kernel registers] in norm.cu).
@@ -109,7 +111,7 @@ Grads norm_backward(const char *name, bool centered, const Grads &m, const Tenso
     return out;
   }
   if (!out.input.defined() && !want_params) return out;
-  const Tensor x = dense(input, t), dy = dense(grad_out, t), w = dense(weight, t);
+  const Tensor x = dense(input, t), dy = dense(grad_out, t), w = dense_optional(weight, t);
   const Tensor dx = !out.input.defined() || out.input.is_contiguous() ? out.input : empty_tensor(x.sizes(), t, device);
   const ScalarType acc = t == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
   const Stream stream = stream_for(dev);
