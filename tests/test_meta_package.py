@@ -230,3 +230,18 @@ def test_missing_pillar_names_the_wheel(alias: str, pillar: str, wheel: str) -> 
     assert result.returncode == 0, result.stderr
     assert last_line(result.stdout).startswith("ModuleNotFoundError")
     assert f"pip install {wheel}" in last_line(result.stdout)
+
+
+def test_ops_are_module_attributes_after_first_use() -> None:
+    # tensorplay.exp reaches tensorplay_p10's op through two module __getattr__ hooks only once: afterwards
+    # both modules hold the packet itself, so the look-up costs what tensorplay_p10.exp costs (one object).
+    fresh = "logaddexp2"  # an op no module-level code names, so its first access goes through the hooks
+    vars(tensorplay).pop(fresh, None)
+    vars(tensorplay_p10).pop(fresh, None)
+    assert fresh not in vars(tensorplay) and fresh not in vars(tensorplay_p10)
+    assert tensorplay.logaddexp2 is tensorplay_p10.logaddexp2
+    assert vars(tensorplay)[fresh] is vars(tensorplay_p10)[fresh]
+    assert "exp" in dir(tensorplay) and "exp" in dir(tensorplay_p10) and "nn" in dir(tensorplay)
+    assert not any(n.startswith("_") for n in tensorplay_p10.ops._function_names())
+    with pytest.raises(AttributeError, match="no attribute 'not_an_op'"):
+        tensorplay.not_an_op  # noqa: B018 - the look-up is the test

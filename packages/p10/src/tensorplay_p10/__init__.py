@@ -253,8 +253,18 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:
-    """``tp.<op>`` for every registered op (Note [Ops as functions and methods] in ops.py)."""
+    """``tp.<op>`` for every registered op (Note [Ops as functions and methods] in ops.py).
+
+    The packet is stored as a module attribute on first use, so later ``tp.exp`` look-ups are plain attribute
+    reads that never reach this hook (a packet stays its op's packet for the life of the process)."""
     try:
-        return ops._function(name)
+        packet = ops._function(name)
     except AttributeError:
         raise AttributeError(f"module 'tensorplay_p10' has no attribute {name!r}") from None
+    globals()[name] = packet
+    return packet
+
+
+def __dir__() -> list[str]:
+    """The module's names and every built-in op's, so ``dir(tp)`` and completion show ``tp.exp``."""
+    return sorted(set(globals()) | ops._function_names())

@@ -70,6 +70,12 @@ def _function(name: str) -> Any:
         raise AttributeError(name) from None
 
 
+def _function_names() -> set[str]:
+    """The names ``tp.<name>`` answers for: every built-in op's name without its overload (custom namespaces'
+    ops live under ``tp.ops.<namespace>``, private ``_`` ops are not functions)."""
+    return {n.split(".", 1)[0] for n in _C._op_names() if "::" not in n and not n.startswith("_")}
+
+
 # The first parameter is `Tensor self`, the type possibly with an alias annotation: `Tensor(a!) self`.
 _TENSOR_SELF_FIRST = re.compile(r"^[\w:.]+\(\s*Tensor(\([^)]*\))?\s+self\b")
 

@@ -64,10 +64,13 @@ def __getattr__(name: str) -> Any:
     if name in _alias.children("") or name == "utils":
         return importlib.import_module(f"{__name__}.{name}")
     try:  # every op is a function too: tp.exp is tensorplay_p10.exp (Note [Ops as functions and methods])
-        return getattr(_p10, name)
+        value = getattr(_p10, name)
     except AttributeError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    if isinstance(value, _p10._C.OpPacket):  # an op keeps its packet: the next tp.<name> is a plain read
+        globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _alias.children("") | {"utils"})
+    return sorted(set(globals()) | _alias.children("") | {"utils"} | set(dir(_p10)))
