@@ -1,4 +1,4 @@
-"""Cross-pillar tests of P10's C ABI table (native/include/tensorplay/tp_abi.h, DESIGN.md §2).
+"""Cross-pillar tests of P10's C ABI table (native/include/tensorplay/tp_abi.h, docs/design.md §2).
 
 Each native module (tensorplay_tpx._C, tensorplay_stax._C, tensorplay_nn._C) imports the table at init; the
 `_abi_*` functions they export exercise it from the consumer side:

@@ -1,9 +1,10 @@
 """Tests of the meta-package `tensorplay` (packages/tensorplay): p10 re-exports and the alias import hook.
 
-The hook's promise (DESIGN.md §1): `tensorplay.X.Y` is the very same module object as the pillar's module,
-never a second copy. Probes that need a module which does not ship are written into a temporary directory,
-either on an existing pillar package's `__path__` or as a small pillar-shaped package on `sys.path`. Checks
-that need a fresh interpreter (plain `import tensorplay`, a missing pillar) run in a subprocess.
+The hook's promise (docs/design.md §1): `tensorplay.X.Y` is the very same module object as the pillar's
+module, never a second copy. Probes that need a module which does not ship are written into a temporary
+directory, either on an existing pillar package's `__path__` or as a small pillar-shaped package on
+`sys.path`. Checks that need a fresh interpreter (plain `import tensorplay`, a missing pillar) run in a
+subprocess.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every result is compared with NumPy computed from the same inputs on the host (float64 where the op sums), so
 these tests check the CUDA kernels, not the CPU ones. They need a GPU: elsewhere they skip with the reason
-"no CUDA device". They were run on the lent H200 (see docs/cuda.md for the command and its output).
+"no CUDA device". They were run on the lent H200 (docs/cuda.md has the command, docs/gpu-runs.md the runs).
 """
 
 import sys

@@ -1,8 +1,8 @@
 """tensorplay_nn — TensorPlay's neural-network pillar (the `tensorplay-nn` wheel).
 
 Where it sits: NN sits on P10 and TPX. It will hold `nn` (modules, `functional`, `init`, the LLM stack and its
-caches), `optim` and `utils.data` (DESIGN.md §6), written in plain Python on the public tensor API, plus hot
-ops registered through the C ABI by its native module `tensorplay_nn._C`.
+caches), `optim` and `utils.data` (docs/design.md §6), written in plain Python on the public tensor API, plus
+hot ops registered through the C ABI by its native module `tensorplay_nn._C`.
 
 Seen through the meta-package as `tensorplay.nn`, `tensorplay.optim` and `tensorplay.utils.data`.
 """

@@ -1,8 +1,8 @@
 """tensorplay_stax — TensorPlay's capture-and-compile pillar (the `tensorplay-stax` wheel).
 
 Where it sits: Stax sits on P10 and TPX. It will hold graph capture through the `Tracer` dispatch key, the
-graph API, passes, AOT autograd and partitioners, lowering, and `compile` (DESIGN.md §5). Its native module
-`tensorplay_stax._C` talks to P10 only through the C ABI table in native/include/tensorplay/tp_abi.h.
+graph API, passes, AOT autograd and partitioners, lowering, and `compile` (docs/design.md §5). Its native
+module `tensorplay_stax._C` talks to P10 only through the C ABI table in native/include/tensorplay/tp_abi.h.
 
 The graph API will live in `tensorplay_stax.graph` (seen as `tensorplay.graph`).
 """

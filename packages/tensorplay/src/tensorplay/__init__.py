@@ -1,6 +1,7 @@
 """tensorplay — one PyTorch-style API over TensorPlay's four pillars: `import tensorplay as tp`.
 
-Where it sits: this is the thin meta-package (packages/tensorplay, DESIGN.md §1). It holds no framework code:
+Where it sits: this is the thin meta-package (packages/tensorplay, docs/design.md §1). It holds no framework
+code:
 - `tp.<name>` is `tensorplay_p10`'s public API, re-exported (`from tensorplay_p10 import *`);
 - `tp.autograd`, `tp.graph`, `tp.nn`, `tp.optim`, `tp.utils.data`/`tp.data`, `tp.library`, `tp.ops`,
   `tp.random`, `tp.cuda` are the pillars' own module objects under a second name, made by the import hook in

@@ -1,7 +1,7 @@
 """tensorplay_nn.nn — neural-network modules (seen as ``tensorplay.nn``).
 
-Following ``torch.nn`` (DESIGN.md §6): :class:`Module` and :class:`Parameter`, the containers, the layer zoo
-(in ``modules/``, one concept per file), ``functional`` (imported as ``F``) and ``init``. The LLM stack
+Following ``torch.nn`` (docs/design.md §6): :class:`Module` and :class:`Parameter`, the containers, the layer
+zoo (in ``modules/``, one concept per file), ``functional`` (imported as ``F``) and ``init``. The LLM stack
 (rotary embeddings, attention mixers, ``TransformerBlock``, ``nn.cache``, ``nn.generation``) joins it; names
 and shapes in shared/reference/llm-api.md.
 

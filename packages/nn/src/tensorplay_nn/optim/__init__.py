@@ -1,4 +1,4 @@
-"""tensorplay_nn.optim — optimisers (seen as `tensorplay.optim`), following `torch.optim` (DESIGN.md §6).
+"""tensorplay_nn.optim — optimisers (seen as `tensorplay.optim`), following `torch.optim` (docs/design.md §6).
 
 One algorithm per file, each a subclass of `Optimizer` (optimizer.py) whose update is written with plain
 tensor ops under no_grad, step for step PyTorch's for-loop implementation. SGD, Adam and AdamW also have a

@@ -32,7 +32,7 @@ import gc
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import _C
+from .. import _C, _autograd_hooks
 from .streams import Stream, current_stream, stream
 
 _cu = _C._cuda
@@ -167,9 +167,10 @@ def _differentiable(x: Any) -> bool:
 def _graph_one(
     fn: Callable[..., Any], args: tuple, num_warmup_iters: int, allow_unused_input: bool, pool: Any
 ) -> Callable[..., Any]:
-    from tensorplay_tpx import autograd
-
     from .. import Tensor
+
+    # The engine, through P10's extension point: p10 never imports tpx (docs/design.md §1).
+    autograd = _autograd_hooks.require_engine("tp.cuda.make_graphed_callables")
 
     params = list(fn.parameters()) if hasattr(fn, "parameters") else []
     surface = list(args) + params  # the static inputs: copied into before each replay
@@ -261,6 +262,7 @@ def make_graphed_callables(
     Module gets its ``forward`` replaced and is returned. As in PyTorch, the arguments must have the sample
     arguments' shapes, dtypes and devices, and the work must not depend on values read on the host.
     """
+    _autograd_hooks.require_engine("tp.cuda.make_graphed_callables")  # before any capture starts
     single = not isinstance(callables, (tuple, list))
     fns: Sequence[Any] = (callables,) if single else callables
     args_list: Sequence[Any] = (sample_args,) if single else sample_args

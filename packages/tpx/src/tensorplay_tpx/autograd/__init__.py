@@ -1,6 +1,6 @@
 """tensorplay_tpx.autograd — the public autograd API (seen as ``tensorplay.autograd``).
 
-Where it sits: the Python surface of TPX (DESIGN.md §4). The engine and the graph are C++
+Where it sits: the Python surface of TPX (docs/design.md §4). The engine and the graph are C++
 (``tensorplay_tpx._C``: csrc/engine.cpp, record.cpp, node.h); this package holds what users call —
 ``backward``, ``grad``, ``Function``, the grad modes, ``gradcheck``, ``functional``, ``forward_ad``,
 ``graph`` —

@@ -20,6 +20,7 @@ from typing import Any
 import tensorplay_p10 as tp
 
 from .. import _C
+from .function import Function
 
 __all__ = ["backward", "grad"]
 
@@ -182,6 +183,10 @@ class _Engine:
     def register_post_accumulate_grad_hook(self, t: Tensor, hook: Any) -> RemovableHandle:
         _C._register_post_accumulate_hook(t, hook)
         return RemovableHandle(lambda: _C._remove_tensor_hook(t, hook))
+
+    # For P10 code that records a backward of its own (cuda/graphs.py's make_graphed_callables).
+    grad = staticmethod(grad)
+    Function = Function
 
 
 ENGINE = _Engine()

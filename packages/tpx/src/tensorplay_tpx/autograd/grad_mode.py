@@ -1,8 +1,8 @@
 """Grad modes: whether operations are recorded for autograd, per thread.
 
-Where it sits: grad mode is P10's thread-local exclusion of the ``Autograd`` dispatch key (DESIGN.md §3): with
-it off, no call reaches TPX's recording kernel. Each class here works as a context manager and as a decorator,
-like PyTorch's.
+Where it sits: grad mode is P10's thread-local exclusion of the ``Autograd`` dispatch key (docs/design.md §3):
+with it off, no call reaches TPX's recording kernel. Each class here works as a context manager and as a
+decorator, like PyTorch's.
 
     >>> import tensorplay as tp
     >>> x = tp.ones(2, requires_grad=True)

@@ -1,6 +1,6 @@
 """tensorplay_nn.utils.data — datasets and loading (seen as `tensorplay.utils.data` and `tensorplay.data`).
 
-Following `torch.utils.data` (DESIGN.md §6), one concept per file:
+Following `torch.utils.data` (docs/design.md §6), one concept per file:
 - `dataset.py`: `Dataset`, `IterableDataset`, `TensorDataset`, `StackDataset`, `ConcatDataset`,
   `ChainDataset`, `Subset`, `random_split`;
 - `sampler.py`: `Sampler`, `SequentialSampler`, `RandomSampler`, `SubsetRandomSampler`,
