@@ -233,27 +233,6 @@ def _load_mega(path: str, map_location: MapLocation) -> dict[str, Any]:
     return {k: place(v, "cpu") for k, v in load_mega(path).items()}
 
 
-# ---- .mega (the backend is in _mega.py) -----------------------------------------------------------------
-def _save_mega(obj: Any, path: str) -> None:
-    from ._mega import save_mega
-    from ._tensor import Tensor
-
-    if not isinstance(obj, dict) or not all(
-        isinstance(k, str) and isinstance(v, Tensor) for k, v in obj.items()
-    ):
-        raise TypeError(
-            f"tp.save: a .mega file holds a flat dict of str -> Tensor only (got {type(obj).__name__})"
-        )
-    save_mega(obj, path)
-
-
-def _load_mega(path: str, map_location: MapLocation) -> dict[str, Any]:
-    from ._mega import load_mega
-
-    place = _placement(map_location)
-    return {k: place(v, "cpu") for k, v in load_mega(path).items()}
-
-
 # ---- the public pair ------------------------------------------------------------------------------------
 def save(obj: Any, f: FileLike) -> None:
     """Save ``obj`` to ``f``: a ``.safetensors`` or ``.mega`` name picks that format, anything else ``.pt``.
