@@ -2,7 +2,8 @@
 
 Where it sits: ``Tensor.__reduce_ex__`` (``_tensor.py``) calls :func:`reduce_tensor`. A tensor pickles as its
 storage (the raw bytes of the whole buffer, once) plus its view metadata (sizes, strides, offset). The same
-storage helpers serve ``tp.save``'s ``.pt`` format (``serialization.py``), so both agree on what a tensor is.
+helpers serve ``tp.load`` (``_pt_pickle.py``, ``_pt_legacy.py``, ``serialization.py``), so every reader checks
+a view against its storage the same way (:func:`check_view`).
 
 Note [Storage sharing in one pickle]
     Views of one buffer must come back as views of one new buffer (``a`` and ``a[1:]`` still alias after

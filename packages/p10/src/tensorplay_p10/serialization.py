@@ -71,13 +71,12 @@ def _sniff(head: bytes, name: str) -> str:
         return "mega"
     if len(head) > 8 and head[8:9] == b"{" and 2 <= int.from_bytes(head[:8], "little") < 1 << 32:
         return "safetensors"
-    if head[:1] == b"\x80":
-        legacy = head[2:14] == _TORCH_LEGACY_MAGIC
+    if head[:1] == b"\x80":  # a pickle opcode: PyTorch's legacy format begins with a pickled magic number
+        what = "in PyTorch's legacy format" if head[2:14] == _TORCH_LEGACY_MAGIC else "a bare pickle, as in"
         raise RuntimeError(
-            f"tp.load: {name} is "
-            + ("in PyTorch's legacy format" if legacy else "a bare pickle, like PyTorch's legacy format")
-            + " (torch.save before 1.6, or _use_new_zipfile_serialization=False), which TensorPlay does not "
-            "support: load it in PyTorch and torch.save it again (the zip format), or save it as .safetensors"
+            f"tp.load: {name} is {what} (the legacy format: torch.save before 1.6, or with "
+            "_use_new_zipfile_serialization=False), which TensorPlay does not support: load it in PyTorch "
+            "and torch.save it again (the zip format), or save it as .safetensors"
         )
     if not head:
         raise invalid(name, "the file is empty")
