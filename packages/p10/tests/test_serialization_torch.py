@@ -222,3 +222,10 @@ def test_tensorplay_old_format_rewrites_for_torch(tmp):
         z.writestr("storages/0", np.array([1.5, 2.5], np.float32).tobytes())
     tp.save(tp.load(tmp("old.pt")), tmp("new.pt"))
     assert torch.load(tmp("new.pt")).tolist() == [1.5, 2.5]
+
+
+def test_a_storage_saved_alone_comes_back_as_a_tensor(tmp):
+    ref = np.array([1.5, -2.0], dtype=np.float32)
+    torch.save(torch.from_numpy(ref.copy()).untyped_storage(), tmp("u.pt"))
+    raw = tp.load(tmp("u.pt"))
+    assert raw.dtype is tp.uint8 and raw.numpy().tobytes() == ref.tobytes()

@@ -252,7 +252,11 @@ def load_pt(f: Any, name: str, place: Any, weights_only: bool) -> Any:
             _read_into(z, info, memoryview(pkl))
             storages = _Storages(z, prefix, place, swap)
             if weights_only:
-                return WeightsUnpickler(bytes(pkl), storages, name).load()
-            return FullUnpickler(io.BytesIO(pkl), storages).load()
+                obj = WeightsUnpickler(bytes(pkl), storages, name).load()
+            else:
+                obj = FullUnpickler(io.BytesIO(pkl), storages).load()
+            # A storage saved on its own (torch.save(t.untyped_storage())) comes back as a 1-d tensor of its
+            # dtype (bytes for an untyped one): TensorPlay has no Python storage object to give.
+            return obj.base(None) if isinstance(obj, StorageIn) else obj
         except BadCheckpoint as e:
             raise invalid(name, str(e)) from (e.__cause__ or e)
