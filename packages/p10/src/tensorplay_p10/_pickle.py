@@ -2,7 +2,8 @@
 
 Where it sits: ``Tensor.__reduce_ex__`` (``_tensor.py``) calls :func:`reduce_tensor`. A tensor pickles as its
 storage (the raw bytes of the whole buffer, once) plus its view metadata (sizes, strides, offset). The same
-storage helpers serve ``tp.save``'s ``.pt`` format (``serialization.py``), so both agree on what a tensor is.
+helpers serve ``tp.load`` (``_pt_pickle.py``, ``_pt_legacy.py``, ``serialization.py``), so every reader checks
+a view against its storage the same way (:func:`check_view`).
 
 Note [Storage sharing in one pickle]
     Views of one buffer must come back as views of one new buffer (``a`` and ``a[1:]`` still alias after
@@ -25,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import ctypes
+import math
 import weakref
 from typing import Any
 
@@ -56,12 +58,25 @@ def storage_from_bytes(data: bytes | bytearray | memoryview, dtype: D.dtype) -> 
     return base
 
 
-def check_view(numel: int, size: list[int], stride: list[int], offset: int, what: str) -> None:
+# Note [A view's dense size]: a zero-stride view of one element may claim 2**62 elements; cloning it asks for
+# numel * itemsize bytes, which must not wrap around 64 bits (the allocator would get a tiny size and the
+# copy would write past it). A view from a file whose dense size cannot be addressed is refused here.
+_MAX_NBYTES = 2**63 - 1
+
+
+def check_view(
+    numel: int, size: list[int], stride: list[int], offset: int, what: str, itemsize: int = 1
+) -> None:
     """RuntimeError unless the view (size, stride, offset) lies inside a buffer of ``numel`` elements."""
     if len(size) != len(stride) or offset < 0 or any(s < 0 for s in size) or any(s < 0 for s in stride):
         raise RuntimeError(f"{what}: invalid view (size={size}, stride={stride}, offset={offset})")
     if any(s == 0 for s in size):
         return  # an empty view touches no element
+    if math.prod(size) * itemsize > _MAX_NBYTES:  # Note [A view's dense size]
+        raise RuntimeError(
+            f"{what}: view (size={size}, stride={stride}) has {math.prod(size)} elements, more than a "
+            "tensor can hold"
+        )
     last = offset + sum((s - 1) * st for s, st in zip(size, stride, strict=False))
     if last >= numel:
         raise RuntimeError(
@@ -108,7 +123,7 @@ def _rebuild_tensor(
     cls: type,
     state: Any,
 ) -> Any:
-    check_view(base.numel(), size, stride, offset, "unpickling a tensor")
+    check_view(base.numel(), size, stride, offset, "unpickling a tensor", base.dtype.itemsize)
     t = view_of(base, size, stride, offset)
     if device != "cpu":
         t = t.to(device)

@@ -1,25 +1,26 @@
-"""``tp.save`` / ``tp.load``: checkpoints on disk, the format chosen by the file's extension.
+"""``tp.save`` / ``tp.load``: checkpoints on disk, in PyTorch's ``.pt`` layout unless the name asks otherwise.
 
-Where it sits: plain Python over P10's tensors; ``_pickle.py`` supplies the storage helpers (raw bytes of a
-buffer, a buffer from bytes, checked views), so pickles and checkpoints agree on what a tensor is.
+Where it sits: the front door. It picks a format and hands over: ``_pt_zip.py`` (the ``.pt`` zip, with
+``_pt_pickle.py`` for what its pickle means and ``_unpickler.py`` for reading it safely), the ``safetensors``
+package for ``.safetensors``, ``_mega.py`` for ``.mega``.
 
 Formats:
-- ``.pt`` / ``.pth`` (and any file-like object): TensorPlay's own zip (Note [The .pt format]).
-- ``.safetensors``: through the ``safetensors`` package; a flat ``{str: Tensor}`` dict, readable by PyTorch's
-  ``safetensors.torch.load_file`` and the other way round.
+- ``.pt`` (what ``tp.save`` writes for any name but the two below, and for file-like objects): PyTorch's zip
+  layout (Note [The .pt zip layout]), so ``torch.load`` reads TensorPlay's files and ``tp.load`` reads
+  ``torch.save``'s, shared storage (views, tied weights) kept both ways.
+- ``.safetensors``: through the ``safetensors`` package; a flat ``{str: Tensor}`` dict.
 - ``.mega``: through the ``megatensors`` package's C++ backend when it is installed (``_mega.py``).
 
-Note [The .pt format]
-    A zip (stored, not compressed) holding ``manifest.json`` and one member ``storages/<i>`` per distinct
-    buffer, the buffer's raw little-endian bytes. The manifest is data only: ``{"format": "tensorplay.pt",
-    "version": 1, "storages": [{"dtype", "nbytes"}], "root": node}``, where a node is a JSON number, string,
-    bool or null, a JSON list (a Python list), or a one-key object naming what it stands for: ``{"tensor":
-    {storage, dtype, size, stride, offset, requires_grad, device}}``, ``{"tuple": [...]}``,
-    ``{"dict": [[k, v], ...]}``, ``{"odict": [[k, v], ...]}``, ``{"float": "nan"|"inf"|"-inf"}``,
-    ``{"complex": [re, im]}``, ``{"dtype": name}``. Tensors
-    on one buffer point at one storage entry, so views and tied weights come back sharing memory. Loading
-    never runs code from the file: there is no pickle in it, and every index, size and view is checked
-    against the data actually present before any tensor is made (zip's CRC catches flipped bytes).
+Note [Format by content]
+    ``save`` chooses by name only between ``.safetensors``, ``.mega`` and everything else (``.pt``). ``load``
+    never trusts the name: it reads the first bytes. ``PK\x03\x04`` is a zip (PyTorch's layout, or
+    TensorPlay's old manifest layout, still read); an 8-byte little-endian header length followed by ``{``
+    is safetensors; ``MEGA`` is mega; a pickle opcode at byte 0 is PyTorch's legacy pre-1.6 format (or a bare
+    pickle), which is refused with that name. Anything else is "not a valid checkpoint".
+
+Loading never runs code from a file unless asked: ``weights_only=True`` (the default, as in PyTorch) reads the
+pickle with an allow-list (Note [A pickle that cannot run code]) that :func:`add_safe_globals` extends;
+``weights_only=False`` is Python's own unpickler, for files you trust (whole pickled modules).
 
 Example:
     >>> import io, tensorplay_p10 as tp
@@ -37,129 +38,54 @@ Example:
 
 from __future__ import annotations
 
-import json
+import io
 import math
 import os
-import zipfile
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import IO, Any
 
 from . import _dtype as D
 from ._device import device as Device
-from ._pickle import check_view, storage_bytes, storage_from_bytes, view_of
+from ._pickle import storage_bytes, storage_from_bytes
+from ._pt_zip import invalid, load_pt, save_pt
+from ._unpickler import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
+
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load", "safe_globals", "save"]
 
 FileLike = str | os.PathLike | IO[bytes]
 MapLocation = None | str | Device | dict | Callable[[Any, str], Any]
 
-_FORMAT, _VERSION = "tensorplay.pt", 1
-_SUFFIXES = (".pt", ".pth", ".safetensors", ".mega")
+# PyTorch's legacy (non-zip) torch.save begins with a pickled magic number: PROTO n, LONG1 10 bytes.
+_TORCH_LEGACY_MAGIC = b"\x8a\x0a" + (0x1950A86A20F9469CFC6C).to_bytes(10, "little")
 
 
-def _dtype_by_name(name: Any, what: str) -> D.dtype:
-    dt = getattr(D, name, None) if isinstance(name, str) else None
-    if not isinstance(dt, D.dtype):
-        raise RuntimeError(f"{what}: unknown dtype {name!r}")
-    return dt
+def _name_of(f: FileLike) -> str:
+    return repr(os.fspath(f)) if isinstance(f, (str, os.PathLike)) else "the file object"
 
 
-def _format_of(f: FileLike, op: str) -> str:
-    """The format for ``f``: by the path's extension; file-like objects are always ``.pt``."""
-    if not isinstance(f, (str, os.PathLike)):
-        if not (hasattr(f, "write") or hasattr(f, "read")):
-            raise TypeError(f"{op}: f must be a path or a binary file-like object, got {type(f).__name__}")
-        return ".pt"
-    suffix = os.path.splitext(os.fspath(f))[1].lower()
-    if suffix not in _SUFFIXES:
-        raise ValueError(
-            f"{op}: cannot tell the format of {os.fspath(f)!r} from its extension {suffix!r}; supported "
-            f"extensions are {', '.join(_SUFFIXES)}"
+def _sniff(head: bytes, name: str) -> str:
+    """The format of a file that starts with ``head`` (Note [Format by content])."""
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):
+        return "pt"
+    if head[:4] == b"MEGA":
+        return "mega"
+    if len(head) > 8 and head[8:9] == b"{" and 2 <= int.from_bytes(head[:8], "little") < 1 << 32:
+        return "safetensors"
+    if head[:1] == b"\x80":  # a pickle opcode: PyTorch's legacy format begins with a pickled magic number
+        what = "in PyTorch's legacy format" if head[2:14] == _TORCH_LEGACY_MAGIC else "a bare pickle, as in"
+        raise RuntimeError(
+            f"tp.load: {name} is {what} (the legacy format: torch.save before 1.6, or with "
+            "_use_new_zipfile_serialization=False), which TensorPlay does not support: load it in PyTorch "
+            "and torch.save it again (the zip format), or save it as .safetensors"
         )
-    return ".pt" if suffix == ".pth" else suffix
-
-
-# ---- .pt: writing ---------------------------------------------------------------------------------------
-class _Writer:
-    """Turns an object tree into manifest nodes, collecting each distinct buffer once."""
-
-    def __init__(self) -> None:
-        self.storages: list[Any] = []  # one tensor per buffer, whose storage bytes get written
-        self.index: dict[int, int] = {}  # buffer address -> storage number
-
-    def node(self, obj: Any, path: str) -> Any:
-        from ._tensor import Tensor
-
-        if isinstance(obj, Tensor):
-            return {"tensor": self.tensor(obj, path)}
-        if obj is None or isinstance(obj, (bool, int, str)):
-            return obj
-        if isinstance(obj, float):
-            return obj if math.isfinite(obj) else {"float": repr(obj)}
-        if isinstance(obj, complex):
-            return {"complex": [self.node(obj.real, path), self.node(obj.imag, path)]}
-        if isinstance(obj, D.dtype):
-            return {"dtype": obj._name}
-        if isinstance(obj, (dict, OrderedDict)):
-            tag = "odict" if isinstance(obj, OrderedDict) else "dict"
-            return {
-                tag: [[self.node(k, f"{path} key"), self.node(v, f"{path}[{k!r}]")] for k, v in obj.items()]
-            }
-        if isinstance(obj, list):
-            return [self.node(v, f"{path}[{i}]") for i, v in enumerate(obj)]
-        if type(obj) is tuple:
-            return {"tuple": [self.node(v, f"{path}[{i}]") for i, v in enumerate(obj)]}
-        raise TypeError(
-            f"tp.save: cannot save {path} of type {type(obj).__name__}; the .pt format holds tensors, "
-            "numbers, strings, None, bools, dtypes and (nested) lists, tuples, dicts and OrderedDicts of them"
-        )
-
-    def tensor(self, t: Any, path: str) -> dict:
-        if t.device.type == "meta":
-            raise RuntimeError(f"tp.save: {path} is a meta tensor and has no data to save")
-        device = str(t.device)
-        src = t.detach() if t.device.type == "cpu" else t.detach().contiguous().cpu()
-        key = src._storage_data_ptr()
-        if key and key in self.index and self.storages[self.index[key]].dtype is src.dtype:
-            number = self.index[key]
-        else:
-            number = len(self.storages)
-            self.storages.append(src)
-            if key:
-                self.index[key] = number
-        return {
-            "storage": number,
-            "dtype": src.dtype._name,
-            "size": list(src.shape),
-            "stride": list(src.stride()),
-            "offset": src.storage_offset(),
-            "requires_grad": t.requires_grad,
-            "device": device,
-        }
-
-
-def _save_pt(obj: Any, f: FileLike) -> None:
-    w = _Writer()
-    root = w.node(obj, "obj")
-    manifest = {
-        "format": _FORMAT,
-        "version": _VERSION,
-        "byteorder": "little",
-        "storages": [{"dtype": s.dtype._name, "nbytes": s._storage_nbytes()} for s in w.storages],
-        "root": root,
-    }
-    with zipfile.ZipFile(f, "w", compression=zipfile.ZIP_STORED) as z:
-        z.writestr("manifest.json", json.dumps(manifest))
-        for i, s in enumerate(w.storages):
-            z.writestr(f"storages/{i}", storage_bytes(s))
-
-
-# ---- .pt: reading ---------------------------------------------------------------------------------------
-def _corrupt(name: str, why: str) -> RuntimeError:
-    return RuntimeError(
-        f"tp.load: {name} is not a valid TensorPlay .pt file (truncated or corrupted?): {why}"
+    if not head:
+        raise invalid(name, "the file is empty")
+    raise invalid(
+        name, f"it starts with {head[:8]!r}, which is neither a .pt zip, a .safetensors nor a .mega file"
     )
 
 
+# ---- map_location -----------------------------------------------------------------------------------------
 def _placement(map_location: MapLocation) -> Callable[[Any, str], Any]:
     """``map_location`` as one function (base tensor, saved device string) -> base tensor, like PyTorch."""
     if map_location is None:
@@ -181,127 +107,6 @@ def _placement(map_location: MapLocation) -> Callable[[Any, str], Any]:
         "tp.load: map_location must be None, a str, a tp.device, a dict or a callable, "
         f"got {type(map_location).__name__}"
     )
-
-
-class _Reader:
-    """Rebuilds the object tree from a checked manifest and the zip's storage members."""
-
-    def __init__(self, z: zipfile.ZipFile, manifest: dict, name: str, place: Callable[[Any, str], Any]):
-        self.z, self.name, self.place = z, name, place
-        specs = manifest.get("storages")
-        if not isinstance(specs, list):
-            raise _corrupt(name, "the manifest has no storage list")
-        self.specs = specs
-        self.bases: dict[tuple[int, str], Any] = {}  # (storage, device) -> base tensor, shared by views
-
-    def base(self, number: Any, device: str) -> Any:
-        if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number < len(self.specs):
-            raise _corrupt(self.name, f"a tensor names storage {number!r} of {len(self.specs)}")
-        if (number, device) in self.bases:
-            return self.bases[(number, device)]
-        spec = self.specs[number]
-        if not isinstance(spec, dict):
-            raise _corrupt(self.name, f"storage {number} has no description")
-        dtype = _dtype_by_name(spec.get("dtype"), f"tp.load: {self.name}")
-        try:
-            data = self.z.read(f"storages/{number}")
-        except KeyError:
-            raise _corrupt(self.name, f"storage {number} is missing") from None
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:  # CRC mismatch, short read
-            raise _corrupt(self.name, f"storage {number}: {e}") from None
-        if len(data) != spec.get("nbytes"):
-            raise _corrupt(
-                self.name, f"storage {number} holds {len(data)} bytes, expected {spec.get('nbytes')}"
-            )
-        base = self.place(storage_from_bytes(data, dtype), device)
-        self.bases[(number, device)] = base
-        return base
-
-    def tensor(self, spec: Any) -> Any:
-        if not isinstance(spec, dict):
-            raise _corrupt(self.name, "a tensor entry is not an object")
-        size, stride, offset = spec.get("size"), spec.get("stride"), spec.get("offset")
-        ints = (size, stride)
-        if (
-            not all(isinstance(v, list) and all(type(i) is int for i in v) for v in ints)
-            or type(offset) is not int
-        ):
-            raise _corrupt(self.name, f"bad tensor view {size!r}, {stride!r}, {offset!r}")
-        device = spec.get("device", "cpu")
-        if not isinstance(device, str):
-            raise _corrupt(self.name, f"bad device {device!r}")
-        base = self.base(spec.get("storage"), device)
-        if spec.get("dtype") != base.dtype._name:
-            raise _corrupt(self.name, f"tensor dtype {spec.get('dtype')!r} differs from its storage's")
-        check_view(base.numel(), size, stride, offset, f"tp.load: {self.name}")
-        t = view_of(base, size, stride, offset)
-        if spec.get("requires_grad") is True:
-            t.requires_grad_(True)
-        return t
-
-    def node(self, n: Any) -> Any:
-        if n is None or isinstance(n, (bool, int, float, str)):
-            return n
-        if isinstance(n, list):
-            return [self.node(v) for v in n]
-        if not isinstance(n, dict) or len(n) != 1:
-            raise _corrupt(self.name, f"unexpected manifest entry {str(n)[:80]}")
-        ((tag, v),) = n.items()
-        if tag == "tensor":
-            return self.tensor(v)
-        if tag == "tuple" and isinstance(v, list):
-            return tuple(self.node(x) for x in v)
-        if tag in ("dict", "odict") and isinstance(v, list):
-            if not all(isinstance(p, list) and len(p) == 2 for p in v):
-                raise _corrupt(self.name, "a dict entry is not a [key, value] pair")
-            pairs = [(self.node(k), self.node(x)) for k, x in v]
-            try:
-                return OrderedDict(pairs) if tag == "odict" else dict(pairs)
-            except TypeError as e:  # an unhashable key
-                raise _corrupt(self.name, f"bad dict key: {e}") from None
-        if tag == "float" and v in ("nan", "inf", "-inf"):
-            return float(v)
-        if tag == "complex" and isinstance(v, list) and len(v) == 2:
-            re, im = (self.node(x) for x in v)
-            return complex(re, im)
-        if tag == "dtype":
-            return _dtype_by_name(v, f"tp.load: {self.name}")
-        raise _corrupt(self.name, f"unknown manifest entry {tag!r}")
-
-
-def _load_pt(f: FileLike, map_location: MapLocation) -> Any:
-    name = repr(os.fspath(f)) if isinstance(f, (str, os.PathLike)) else "the file object"
-    place = _placement(map_location)
-    try:
-        z = zipfile.ZipFile(f, "r")
-    except FileNotFoundError:
-        raise
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
-        raise _corrupt(name, str(e)) from None
-    with z:
-        members = set(z.namelist())
-        if "manifest.json" not in members:
-            if any(m.endswith("data.pkl") for m in members):
-                raise RuntimeError(
-                    f"tp.load: {name} is a PyTorch pickle checkpoint; TensorPlay never unpickles files (that "
-                    "could run code from them). Save it as .safetensors in PyTorch and load that."
-                )
-            raise _corrupt(name, "no manifest.json in the zip")
-        try:
-            manifest = json.loads(z.read("manifest.json"))
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, RecursionError) as e:
-            raise _corrupt(name, f"manifest.json: {e}") from None
-        if not isinstance(manifest, dict) or manifest.get("format") != _FORMAT:
-            raise _corrupt(name, "manifest.json does not describe a TensorPlay checkpoint")
-        if manifest.get("version") != _VERSION:
-            raise RuntimeError(
-                f"tp.load: {name} has format version {manifest.get('version')!r}; this "
-                f"TensorPlay reads version {_VERSION}"
-            )
-        try:
-            return _Reader(z, manifest, name, place).node(manifest.get("root"))
-        except RecursionError:  # a manifest nested deeper than any saved object could be
-            raise _corrupt(name, "the manifest is nested too deeply") from None
 
 
 # ---- .safetensors -----------------------------------------------------------------------------------------
@@ -379,23 +184,20 @@ def _save_safetensors(obj: Any, path: str) -> None:
     st.serialize_file(specs, path)  # `dense` keeps every pointed-at buffer alive until here
 
 
-def _load_safetensors(path: str, map_location: MapLocation) -> dict[str, Any]:
+def _load_safetensors(data: bytes, path: str, place: Callable[[Any, str], Any]) -> dict[str, Any]:
     st = _safetensors()
-    place = _placement(map_location)
-    with open(path, "rb") as fh:
-        data = fh.read()
     try:
         entries = st.deserialize(data)
     except Exception as e:  # safetensors raises its own SafetensorError (and others) on a bad header
         raise RuntimeError(
-            f"tp.load: {path!r} is not a valid .safetensors file (truncated or corrupted?): {e}"
-        ) from None
+            f"tp.load: {path} is not a valid .safetensors file (truncated or corrupted?): {e}"
+        ) from e
     out: dict[str, Any] = {}
     for name, spec in entries:
         code = spec["dtype"]
         if code not in _ST_DTYPE:
             raise RuntimeError(
-                f"tp.load: tensor {name!r} in {path!r} has safetensors dtype {code}, which "
+                f"tp.load: tensor {name!r} in {path} has safetensors dtype {code}, which "
                 "TensorPlay does not have"
             )
         dtype = getattr(D, _ST_DTYPE[code])
@@ -403,7 +205,7 @@ def _load_safetensors(path: str, map_location: MapLocation) -> dict[str, Any]:
         base = storage_from_bytes(spec["data"], dtype)
         if base.numel() != math.prod(shape):
             raise RuntimeError(
-                f"tp.load: tensor {name!r} in {path!r} has {base.numel()} elements for shape {shape}"
+                f"tp.load: tensor {name!r} in {path} has {base.numel()} elements for shape {shape}"
             )
         out[name] = place(base.reshape(shape), "cpu")
     return out
@@ -432,11 +234,13 @@ def _load_mega(path: str, map_location: MapLocation) -> dict[str, Any]:
 
 # ---- the public pair ------------------------------------------------------------------------------------
 def save(obj: Any, f: FileLike) -> None:
-    """Save ``obj`` to ``f``; the format follows the extension (see the module docstring).
+    """Save ``obj`` to ``f``: a ``.safetensors`` or ``.mega`` name picks that format, anything else ``.pt``.
 
-    ``.pt``/``.pth`` (and file-like objects) take nested lists/tuples/dicts/OrderedDicts of tensors, numbers,
-    strings, None and bools, keeping views and shared storage; ``.safetensors`` and ``.mega`` take a flat
-    ``{str: Tensor}`` dict. Any other extension raises ``ValueError``.
+    A ``.pt`` file (PyTorch's zip layout, readable by ``torch.load``) takes any picklable object; tensors,
+    dtypes, devices and sizes are written with PyTorch's names, views and tied tensors share one storage.
+    What ``load``'s default ``weights_only=True`` reads back is tensors, numbers, strings, bytes, None, bools,
+    complex numbers, slices, dtypes, devices, sizes and (nested) lists, tuples, sets, dicts and OrderedDicts
+    of them. ``.safetensors`` and ``.mega`` take a flat ``{str: Tensor}`` dict.
 
     Example:
         >>> import tempfile, os, tensorplay_p10 as tp
@@ -445,28 +249,50 @@ def save(obj: Any, f: FileLike) -> None:
         >>> tp.load(path)["w"].dtype
         tensorplay.bfloat16
     """
-    fmt = _format_of(f, "tp.save")
-    if fmt == ".pt":
-        _save_pt(obj, f)
-    elif fmt == ".safetensors":
-        _save_safetensors(obj, os.fspath(f))  # type: ignore[arg-type]
-    else:
-        _save_mega(obj, os.fspath(f))  # type: ignore[arg-type]
+    if isinstance(f, (str, os.PathLike)):
+        suffix = os.path.splitext(os.fspath(f))[1].lower()
+        if suffix == ".safetensors":
+            return _save_safetensors(obj, os.fspath(f))
+        if suffix == ".mega":
+            return _save_mega(obj, os.fspath(f))
+    elif not hasattr(f, "write"):
+        raise TypeError(f"tp.save: f must be a path or a binary file-like object, got {type(f).__name__}")
+    save_pt(obj, f)
 
 
 def load(f: FileLike, map_location: MapLocation = None, weights_only: bool = True) -> Any:
-    """Load what :func:`save` wrote; the format follows the extension (file-like objects are ``.pt``).
+    """Load a checkpoint, its format told by its first bytes whatever its name (Note [Format by content]).
 
     ``map_location`` places the tensors, as in PyTorch: ``None`` (where they were saved), a device or its
     name, a dict from saved device names to new ones, or a callable ``(tensor, saved_device) -> tensor``.
-    ``weights_only`` is accepted for PyTorch compatibility and changes nothing: every format here is data
-    only, and loading never runs code from the file. A truncated or corrupted file raises ``RuntimeError``.
+    ``weights_only=True`` (the default) admits only tensors, containers and plain values and raises
+    ``pickle.UnpicklingError`` naming anything else (extend it with :func:`add_safe_globals`);
+    ``weights_only=False`` runs Python's unpickler, which can run code: use it only for files you trust. A
+    truncated or corrupted file raises ``RuntimeError``.
     """
     if not isinstance(weights_only, bool):
         raise TypeError(f"tp.load: weights_only must be a bool, got {type(weights_only).__name__}")
-    fmt = _format_of(f, "tp.load")
-    if fmt == ".pt":
-        return _load_pt(f, map_location)
-    if fmt == ".safetensors":
-        return _load_safetensors(os.fspath(f), map_location)  # type: ignore[arg-type]
-    return _load_mega(os.fspath(f), map_location)  # type: ignore[arg-type]
+    name = _name_of(f)
+    place = _placement(map_location)
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            fmt = _sniff(fh.read(16), name)
+            if fmt == "pt":
+                return load_pt(fh, name, place, weights_only)
+        if fmt == "safetensors":
+            with open(f, "rb") as fh:
+                return _load_safetensors(fh.read(), name, place)
+        return _load_mega(os.fspath(f), map_location)
+    if not hasattr(f, "read"):
+        raise TypeError(f"tp.load: f must be a path or a binary file-like object, got {type(f).__name__}")
+    if not (hasattr(f, "seekable") and f.seekable()):
+        f = io.BytesIO(f.read())  # the zip reader seeks
+    start = f.tell()
+    head = f.read(16)
+    f.seek(start)
+    fmt = _sniff(head, name)
+    if fmt == "pt":
+        return load_pt(f, name, place, weights_only)
+    if fmt == "safetensors":
+        return _load_safetensors(f.read(), name, place)
+    raise ValueError("tp.load: a .mega file loads from a path (megatensors reads it by file descriptor)")

@@ -14,6 +14,7 @@ from typing import Any
 
 import tensorplay_p10 as tp
 from tensorplay_p10 import _C as _p10_C
+from tensorplay_p10 import _pt_pickle
 
 __all__ = ["Buffer", "Parameter"]
 
@@ -73,6 +74,10 @@ class Parameter(tp.Tensor):
 def _rebuild_parameter(array: Any, requires_grad: bool) -> Parameter:
     """Unpickle a :class:`Parameter` (pickling goes through NumPy; ``tp.save`` is the format for files)."""
     return Parameter(tp.from_numpy(array.copy()), requires_grad)
+
+
+# tp.load rebuilds PyTorch's `torch._utils._rebuild_parameter` as this class (P10 cannot import nn).
+_pt_pickle.register_parameter_type(Parameter)
 
 
 class Buffer(tp.Tensor):
