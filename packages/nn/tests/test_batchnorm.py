@@ -1,6 +1,6 @@
-"""Gradients and running statistics of BatchNorm1d/2d/3d (packages/nn/src/tensorplay_nn/nn/modules/batchnorm.py
-over P10's `batch_norm` Composite, packages/p10/csrc/kernels/norm.cpp), step by step through training and
-evaluation, against a float64 NumPy recomputation of the batch-norm maths and against PyTorch when installed.
+"""Gradients and running statistics of BatchNorm1d/2d/3d (nn/modules/batchnorm.py over P10's `batch_norm`
+Composite, packages/p10/csrc/kernels/norm.cpp), step by step through training and evaluation, against a
+float64 NumPy recomputation of the batch-norm maths and against PyTorch when installed.
 
 The forward shapes, repr, state_dict and errors are in test_layers_core.py; this file is about backward and
 about what the running statistics carry from one step to the next (Note [Running statistics have no history]
@@ -63,9 +63,7 @@ class NumpyBatchNorm:
         dxhat = dy * w.reshape(cs)
         if batch_stats:  # mean and variance depend on x too
             dx = (rstd.reshape(cs) / n) * (
-                n * dxhat
-                - dxhat.sum(axes).reshape(cs)
-                - xhat * (dxhat * xhat).sum(axes).reshape(cs)
+                n * dxhat - dxhat.sum(axes).reshape(cs) - xhat * (dxhat * xhat).sum(axes).reshape(cs)
             )
         else:  # the running statistics are constants
             dx = dxhat * rstd.reshape(cs)
@@ -108,7 +106,7 @@ def test_gradients_and_running_stats_match_float64_numpy(cls, _name, shape, sche
     ref = NumpyBatchNorm(c, **cfg)
     m = _ours(cls, c, ref, cfg)
     modes = SCHEDULES[schedule]
-    for step, (training, (x, dy)) in enumerate(zip(modes, _batches(shape, len(modes)))):
+    for step, (training, (x, dy)) in enumerate(zip(modes, _batches(shape, len(modes)), strict=True)):
         m.train(training)
         want = ref.step(x.astype(np.float64), dy.astype(np.float64), training)
         xt = tp.tensor(x, requires_grad=True)
@@ -142,7 +140,7 @@ def test_gradients_and_running_stats_match_pytorch(cls, name: str, shape, cfg: d
             theirs.weight.copy_(torch.tensor(ref.weight))
             theirs.bias.copy_(torch.tensor(ref.bias))
     modes = SCHEDULES["train_then_eval"]
-    for step, (training, (x, dy)) in enumerate(zip(modes, _batches(shape, len(modes), seed=1))):
+    for step, (training, (x, dy)) in enumerate(zip(modes, _batches(shape, len(modes), seed=1), strict=True)):
         ours.train(training)
         theirs.train(training)
         xo, xt = tp.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
