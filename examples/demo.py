@@ -1,21 +1,26 @@
 """The main job of `tools/dev demo`: train the README's TinyLM on Python source, then let it write some.
 
-What it does, in a few minutes on 2 CPU cores:
+What it does, in a few minutes on 2 CPU cores (less on a GPU: it trains on CUDA when `tp.cuda.is_available()`,
+unless `--device cpu` says otherwise):
 
 1. reads a fixed slice of the Python standard library's own source (the `.py` files at the top of
    `sysconfig.get_paths()["stdlib"]`, sorted by name, up to `--data-mb` MB) — text every machine has;
 2. trains TinyLM (byte-level, vocab 256, hidden 128, 4 layers, 8 heads, 2 KV heads; examples/tinylm.py) with
    AdamW and a warm-up + cosine learning rate on random windows of it, with a tqdm progress bar and a loss
    line every `--log-every` steps (train loss, and loss on held-out text);
-3. saves the weights as `tinylm.safetensors` and the loss curve as `loss.png` (matplotlib, optional) in
-   `--out`;
+3. saves the weights as `tinylm.safetensors` and the loss curve as `loss.png` (matplotlib, which `tools/dev`
+   installs; without it the plot is skipped with a message) in `--out`;
 4. reads the checkpoint back into a fresh model and generates a sample with the key/value cache.
 
 The defaults (the README's TinyLM, 16 x 128 bytes a step, 900 steps) are sized so that training takes about
 three minutes on 2 quiet CPU cores (about 0.2 s a step); trained longer (`--steps 3000`) it writes better
 Python, given the time. `--hidden 64 --layers 2` is a quicker, smaller variant.
 
-    python examples/demo.py [--steps N] [--out DIR] [--batch B] [--seq T] [--hidden H] [--layers L] [--seed S]
+    python examples/demo.py [--steps N] [--device auto|cpu|cuda[:i]] [--out DIR] [--batch B] [--seq T]
+                            [--hidden H] [--layers L] [--seed S] [--sample-tokens N]
+
+`--steps 2 --hidden 32 --layers 1 --data-mb 0.1 --sample-tokens 8` is a run of seconds that still goes through
+every stage (tests/test_readme.py runs it).
 """
 
 from __future__ import annotations
@@ -53,12 +58,35 @@ def stdlib_corpus(max_bytes: int) -> bytes:
     return b"\n".join(chunks)[:max_bytes]
 
 
-def batches(data: np.ndarray, batch: int, seq: int, rng: np.random.Generator):
-    """Endless random windows: (inputs, targets) int64 `[batch, seq]`, targets shifted by one byte."""
+def pick_device(requested: str) -> tp.device:
+    """`"auto"`: CUDA when `tp.cuda.is_available()`, else the CPU; otherwise the device named (`cuda:1`).
+
+    Raises `ValueError` naming the request when it is not a device or asks for CUDA on a machine without it.
+    """
+    if requested == "auto":
+        return tp.device("cuda" if tp.cuda.is_available() else "cpu")
+    try:
+        device = tp.device(requested)
+    except (RuntimeError, ValueError) as e:
+        raise ValueError(f"--device: {requested!r} is not a device ({e})") from None
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"--device: {requested!r} cannot train a model; use cpu or cuda")
+    if device.type == "cuda" and not tp.cuda.is_available():
+        raise ValueError(f"--device: {requested!r} asked for CUDA, but tp.cuda.is_available() is False")
+    if device.type == "cuda" and device.index is not None and device.index >= tp.cuda.device_count():
+        raise ValueError(f"--device: {requested!r}, but there are {tp.cuda.device_count()} CUDA devices")
+    return device
+
+
+def batches(data: np.ndarray, batch: int, seq: int, rng: np.random.Generator, device: tp.device):
+    """Endless random windows: (inputs, targets) int64 `[batch, seq]` on `device`, targets one byte on."""
     while True:
         starts = rng.integers(0, len(data) - seq - 1, batch)
         window = np.stack([data[s : s + seq + 1] for s in starts])
-        yield tp.from_numpy(window[:, :-1].copy()), tp.from_numpy(window[:, 1:].copy())
+        yield (
+            tp.from_numpy(window[:, :-1].copy()).to(device),
+            tp.from_numpy(window[:, 1:].copy()).to(device),
+        )
 
 
 def lr_at(step: int, steps: int, peak: float, warmup: int) -> float:
@@ -78,12 +106,13 @@ def save_checkpoint(model: TinyLM, path: Path) -> None:
     """Weights as safetensors (tp.save picks the format from the suffix; `load_checkpoint` reads them back).
 
     The lm head's weight is the embedding's (tied), and a .safetensors file holds no aliases, so it is saved
-    once, under `embed.weight`.
+    once, under `embed.weight`. Tensors are copied to the CPU first, so the file is the same whatever device
+    trained the model.
     """
     state = model.state_dict()
     if model.lm_head.weight is model.embed.weight:
         del state["lm_head.weight"]
-    tp.save(state, str(path))
+    tp.save({name: t.detach().cpu() for name, t in state.items()}, str(path))
 
 
 def load_checkpoint(path: Path, **sizes: int) -> TinyLM:
@@ -118,9 +147,13 @@ def plot_losses(history: list[tuple[int, float, float]], path: Path) -> None:
     print(f"loss curve: {path}")
 
 
-def main() -> None:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line; `args.device` comes back as a `tp.device` (see `pick_device`)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=900, help="training steps")
+    parser.add_argument(
+        "--device", default="auto", help="auto (CUDA when available, else CPU), cpu, cuda or cuda:INDEX"
+    )
     parser.add_argument("--out", type=Path, default=Path("demo_out"), help="folder for checkpoint and plot")
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--seq", type=int, default=128)
@@ -130,7 +163,20 @@ def main() -> None:
     parser.add_argument("--data-mb", type=float, default=2.0)
     parser.add_argument("--log-every", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    parser.add_argument("--sample-tokens", type=int, default=300, help="bytes to generate at the end")
+    args = parser.parse_args(argv)
+    if args.steps < 1:
+        parser.error(f"--steps must be at least 1, got {args.steps}")
+    try:
+        args.device = pick_device(args.device)
+    except ValueError as e:
+        parser.error(str(e))
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    device = args.device
     args.out.mkdir(parents=True, exist_ok=True)
 
     text = stdlib_corpus(int(args.data_mb * 2**20))
@@ -143,12 +189,14 @@ def main() -> None:
 
     tp.manual_seed(args.seed)
     sizes = {"hidden": args.hidden, "layers": args.layers}
-    model = TinyLM(**sizes)
+    model = TinyLM(**sizes).to(device)
     print(model)
-    print(f"{sum(p.numel() for p in model.parameters()):,} parameters")
+    print(f"{sum(p.numel() for p in model.parameters()):,} parameters, training on {device}")
     optimizer = tp.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1)
-    train_batches = batches(train_data, args.batch, args.seq, np.random.default_rng(args.seed))
-    held_out = next(batches(held_out_data, args.batch, args.seq, np.random.default_rng(args.seed + 1)))
+    train_batches = batches(train_data, args.batch, args.seq, np.random.default_rng(args.seed), device)
+    held_out = next(
+        batches(held_out_data, args.batch, args.seq, np.random.default_rng(args.seed + 1), device)
+    )
 
     history: list[tuple[int, float, float]] = []
     start = time.perf_counter()
@@ -179,13 +227,15 @@ def main() -> None:
     print(f"checkpoint: {checkpoint}")
     plot_losses(history, args.out / "loss.png")
 
-    model = load_checkpoint(checkpoint, **sizes)  # the sample comes from the saved weights, read back
+    model = load_checkpoint(checkpoint, **sizes).to(device)  # the sample comes from the saved weights
     model.eval()
     tp.manual_seed(args.seed)
-    prompt = "def "
-    out = generate(model, encode(prompt)[None], max_new_tokens=300, do_sample=True, temperature=0.8, top_k=10)
+    prompt = encode("def ")[None].to(device)
+    out = generate(
+        model, prompt, max_new_tokens=args.sample_tokens, do_sample=True, temperature=0.8, top_k=10
+    )
     print("\n--- a sample from TinyLM (prompt: 'def ') ---")
-    print(decode(out[0]))
+    print(decode(out[0].cpu()))
 
 
 if __name__ == "__main__":

@@ -148,8 +148,16 @@ class MixerLM(nn.Module):
         return LinearStateCache()
 
 
+def check_conv1d_init(w: np.ndarray, kernel_size: int) -> None:
+    """`w` looks drawn from nn.Conv1d's init of a depthwise filter: U(±1/sqrt(kernel_size)), fan_in = taps."""
+    bound = 1.0 / np.sqrt(kernel_size)
+    assert np.abs(w).max() <= bound + 1e-7, "outside nn.Conv1d's init bound"
+    assert np.abs(w).max() > 0.8 * bound and abs(w.mean()) < 0.1 * bound  # spread over the range, centred
+    np.testing.assert_allclose(w.std(), bound / np.sqrt(3), rtol=0.15)  # the std of U(-b, b)
+
+
 def randomize_convs(model: nn.Module, std: float = 0.5) -> None:
-    """The conv weights start at zero (the contract), which zeroes q, k, v: give them values for a test."""
+    """Larger conv weights than the init's U(±1/2), so that a test's short sequences exercise the conv."""
     with tp.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("conv1d_weight"):
@@ -475,7 +483,8 @@ def test_gated_delta_net_attributes_parameters_and_init() -> None:
     assert (m.key_dim, m.value_dim, m.conv_dim) == (16, 48, 80)
     assert tuple(m.in_proj_qkvz.weight.shape) == (2 * 16 + 2 * 48, 32) and m.in_proj_qkvz.bias is None
     assert tuple(m.in_proj_ba.weight.shape) == (12, 32) and m.in_proj_ba.bias is None
-    assert tuple(m.conv1d_weight.shape) == (80, 4) and float(m.conv1d_weight.abs().sum()) == 0.0
+    assert tuple(m.conv1d_weight.shape) == (80, 4)
+    check_conv1d_init(m.conv1d_weight.detach().numpy(), kernel_size=4)
     assert m.conv1d_bias is None
     np.testing.assert_array_equal(m.dt_bias.detach().numpy(), np.ones(6))
     a = np.exp(m.A_log.detach().numpy())

@@ -16,6 +16,7 @@ from test_gated_delta import (
     W,
     as_tp,
     check_causal,
+    check_conv1d_init,
     check_prefill_then_decode,
     check_remembers_beyond_the_conv_window,
     check_trains,
@@ -203,7 +204,8 @@ def test_kimi_attributes_parameters_and_init() -> None:
     ]:  # fmt: skip
         layer = getattr(m, name)
         assert tuple(layer.weight.shape) == shape and layer.bias is None, name
-    assert tuple(m.conv1d_weight.shape) == (96, 4) and float(m.conv1d_weight.abs().sum()) == 0.0
+    assert tuple(m.conv1d_weight.shape) == (96, 4)
+    check_conv1d_init(m.conv1d_weight.detach().numpy(), kernel_size=4)
     assert m.conv1d_bias is None
     np.testing.assert_array_equal(m.dt_bias.detach().numpy(), np.zeros(32))
     a = np.exp(m.A_log.detach().numpy())

@@ -153,6 +153,13 @@ static Tensor batch_norm(const Tensor &input, std::optional<Tensor> weight, std:
     std::tie(var, mean) = call_op<std::tuple<Tensor, Tensor>>(TP_OP("var_mean.correction"), input,
                                                                std::optional<std::vector<int64_t>>(dims),
                                                                std::optional<Scalar>(Scalar(int64_t(0))), true);
+    // Note [Running statistics have no history]
+    //   The running statistics are state, not results: PyTorch updates them outside autograd. Recorded, the
+    //   in-place add would give running_mean/var a grad_fn reaching back into this batch's graph, so that an
+    //   eval-mode backward later flows through them into stale graphs: wrong gradients upstream (the layers
+    //   before the norm), or "backward through the graph a second time" once this step's graph is freed.
+    //   Excluding the Autograd key for the update is grad mode off (tpx's no_grad) for these ops only.
+    ExcludeKeysGuard no_grad(DispatchKey::Autograd);
     if (running_mean) {
       call_op<Tensor>(TP_OP("mul_"), *running_mean, wrapped_scalar(Scalar(1.0 - momentum)));
       call_op<Tensor>(TP_OP("add_"), *running_mean, op_view(mean, Shape{c}), Scalar(momentum));

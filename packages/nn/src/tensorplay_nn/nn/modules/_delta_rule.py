@@ -30,12 +30,15 @@ Note [Chunked delta rule]
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import tensorplay_p10 as tp
 from tensorplay_p10 import Tensor
 
 from .. import functional as F
+from .. import init
+from ..parameter import Parameter
 
 __all__: list[str] = []  # private: the public names live in gated_delta.py and kimi_delta.py
 
@@ -251,6 +254,20 @@ def chunk_delta_rule(
     value = value.to(q.dtype)  # the op takes q, k, v in one dtype (the scan's)
     out, state = tp.delta_rule(q, k, value, g, beta, initial_state=initial_state, chunk_size=chunk_size)
     return out.to(out_dtype), (state if output_final_state else None)
+
+
+def short_conv_weight(conv_dim: int, kernel_size: int, device: Any = None, dtype: Any = None) -> Parameter:
+    """The depthwise filter `[conv_dim, kernel_size]` of `short_conv`, initialised as PyTorch's `nn.Conv1d`.
+
+    The reference layers' short convolution is an `nn.Conv1d` with `groups = conv_dim` (fla's
+    ShortConvolution, Qwen3-Next's `conv1d`), whose weight `[conv_dim, 1, k]` PyTorch draws from
+    kaiming_uniform(a=sqrt(5)) over fan_in = k: U(±1/sqrt(k)). Dropping the middle dim keeps fan_in = k.
+    A zero filter would make q, k and v zero, so the mixer would add nothing and no parameter of it would
+    get a gradient: a model of such layers could not learn.
+    """
+    weight = Parameter(tp.empty(conv_dim, kernel_size, device=device, dtype=dtype))
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    return weight
 
 
 def short_conv(

@@ -21,6 +21,7 @@ from ._delta_rule import (
     compute_dtype,
     recurrent_delta_rule,
     short_conv,
+    short_conv_weight,
 )
 from ._delta_rule import (
     l2norm as l2norm,  # programs import it from here (kept out of __all__ and tensorplay.nn)
@@ -167,8 +168,9 @@ class GatedDeltaNet(Module):
     the same at every position. A single token after a stored state takes the recurrent path, anything else
     the chunked one.
 
-    `conv1d_weight` starts at zero (the reference layout's init): q, k, v are then zero, so the mixer adds
-    nothing and its gradients vanish until the weights are loaded or initialised (e.g. `nn.init.normal_`).
+    Initialisation follows the reference layers: the projections are `Linear`'s, `conv1d_weight` is
+    `nn.Conv1d`'s (U(±1/sqrt(conv_kernel_size)), see `short_conv_weight`), `dt_bias` is 1, `A_log` is
+    log U(0.01, 16) and the norm's weight 1.
 
     Args:
         hidden_size: `C`. num_v_heads: `Hv`. num_k_heads: `Hk` (must divide `Hv`). head_k_dim: `Dk`.
@@ -218,10 +220,11 @@ class GatedDeltaNet(Module):
         factory = {"device": device, "dtype": dtype}
         self.in_proj_qkvz = Linear(hidden_size, 2 * self.key_dim + 2 * self.value_dim, bias=False, **factory)
         self.in_proj_ba = Linear(hidden_size, 2 * num_v_heads, bias=False, **factory)
-        self.conv1d_weight = Parameter(tp.zeros(self.conv_dim, conv_kernel_size, **factory))
+        self.conv1d_weight = short_conv_weight(self.conv_dim, conv_kernel_size, **factory)
         self.conv1d_bias = None
+        # Qwen3-Next's init, whose fused layout this is: dt_bias = 1 and A = exp(A_log) ~ U(0, 16), per-head
+        # decay rates from slow to fast; the lower end is 0.01 here because log(0) would be -inf.
         self.dt_bias = Parameter(tp.ones(num_v_heads, **factory))
-        # A = exp(A_log) ~ U(0.01, 16): per-head decay rates from slow to fast.
         self.A_log = Parameter(tp.empty(num_v_heads, **factory).uniform_(0.01, 16.0).log())
         self.norm = GatedRMSNorm(self.head_v_dim, eps=rms_norm_eps, activation="silu", **factory)
         self.out_proj = Linear(self.value_dim, hidden_size, bias=False, **factory)

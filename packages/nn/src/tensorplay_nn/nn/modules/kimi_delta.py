@@ -14,7 +14,14 @@ from tensorplay_p10 import Tensor
 from .. import functional as F
 from ..cache.linear_state import LinearStateCache
 from ..parameter import Parameter
-from ._delta_rule import check_rule_inputs, chunk_delta_rule, compute_dtype, recurrent_delta_rule, short_conv
+from ._delta_rule import (
+    check_rule_inputs,
+    chunk_delta_rule,
+    compute_dtype,
+    recurrent_delta_rule,
+    short_conv,
+    short_conv_weight,
+)
 from .gated_delta import GatedRMSNorm
 from .linear import Linear
 from .module import Module
@@ -111,7 +118,9 @@ class KimiDeltaAttention(Module):
 
     The forget gate and the output gate are low-rank (through `head_dim`). With a `LinearStateCache` the
     layer stores its last `conv_kernel_size − 1` conv inputs and the `[D, D]` state per head, exactly as
-    `GatedDeltaNet` does.
+    `GatedDeltaNet` does. Initialisation follows fla's KDA layer: `Linear`'s for the projections,
+    `nn.Conv1d`'s for `conv1d_weight` (see `short_conv_weight` in _delta_rule.py), `dt_bias` 0, `A_log`
+    log U(1, 16), the norm's weight 1.
 
     Args:
         hidden_size: `C`. num_heads: `H`. head_dim: `D`. conv_kernel_size: taps of the short convolution.
@@ -152,12 +161,13 @@ class KimiDeltaAttention(Module):
         self.q_proj = Linear(hidden_size, self.qkv_dim, bias=False, **factory)
         self.k_proj = Linear(hidden_size, self.qkv_dim, bias=False, **factory)
         self.v_proj = Linear(hidden_size, self.qkv_dim, bias=False, **factory)
-        self.conv1d_weight = Parameter(tp.zeros(self.conv_dim, conv_kernel_size, **factory))
+        self.conv1d_weight = short_conv_weight(self.conv_dim, conv_kernel_size, **factory)
         self.conv1d_bias = None
         self.f_a_proj = Linear(hidden_size, head_dim, bias=False, **factory)
         self.f_b_proj = Linear(head_dim, self.qkv_dim, bias=False, **factory)
+        # fla's KDA init: dt_bias = 0 and A = exp(A_log) ~ U(1, 16) per head, shaped to broadcast over
+        # [B, T, H, D].
         self.dt_bias = Parameter(tp.zeros(self.qkv_dim, **factory))
-        # A = exp(A_log) ~ U(1, 16) per head, shaped to broadcast over [B, T, H, D].
         self.A_log = Parameter(tp.empty(1, 1, num_heads, 1, **factory).uniform_(1.0, 16.0).log())
         self.b_proj = Linear(hidden_size, num_heads, bias=False, **factory)
         self.g_a_proj = Linear(hidden_size, head_dim, bias=False, **factory)
