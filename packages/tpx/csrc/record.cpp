@@ -317,11 +317,10 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
           if (results[k] && results[k] == t) diff[k] = false;
     attach_outputs(node, results, diff, f.inplace, self, f.is_view, f.is_view ? args[0].v.tensor : nullptr);
     if (f.save_results) {
-      static const TP_Op *alias = find_op("alias");
       for (size_t k = 0; k < results.size(); ++k) {
         if (!results[k]) { node->result_index.push_back(-1); continue; }
-        // A metadata-free alias (SavedVariable's note); the version is the output's own.
-        TensorRef a = call1_below_autograd(alias, {tv(TensorRef::borrow(results[k]))});
+        // Not the output itself (Note [Saved outputs] in node.h); the version is the output's own.
+        TensorRef a = saved_output(results[k]);
         node->result_index.push_back(save(a.get(), true, uint32_t(k), a.version()));
       }
     } else {
