@@ -168,6 +168,7 @@ void collect_edges(const Inputs &in, EdgeList &edges) {
 }
 
 void check_inplace(const TP_Op *op, TP_Tensor *self) {
+  check_multi_output_view(self, /*indirect=*/false);
   TP_Tensor *base = view_base_of(self);
   if (!base && api->tensor_requires_grad(self) && !grad_fn_of(self))
     fail(TP_ERR_RUNTIME, std::string(api->op_name(op)) +
@@ -316,6 +317,9 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
         for (TP_Tensor *t : in.tensors)
           if (results[k] && results[k] == t) diff[k] = false;
     attach_outputs(node, results, diff, f.inplace, self, f.is_view, f.is_view ? args[0].v.tensor : nullptr);
+    if (f.is_view && (nouts > 1 || (nouts == 1 && outs[0].tag == TP_VALUE_TENSOR_LIST)))
+      for (TP_Tensor *t : results)  // Note [Multi-output views] in meta.h
+        if (AutogradMeta *m = t ? meta_of(t) : nullptr; m && m->is_view) m->multi_output_view = true;
     if (f.save_results) {
       for (size_t k = 0; k < results.size(); ++k) {
         if (!results[k]) { node->result_index.push_back(-1); continue; }
