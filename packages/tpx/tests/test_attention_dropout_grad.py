@@ -1,5 +1,5 @@
-"""scaled_dot_product_attention with dropout_p > 0 under autograd: decomposed into recorded ops, so backward uses
-the very mask the forward drew (Note [Attention with dropout under autograd] in formulas/attention.py).
+"""scaled_dot_product_attention with dropout_p > 0 under autograd: decomposed into recorded ops, so backward
+uses the very mask the forward drew (Note [Attention with dropout under autograd] in formulas/attention.py).
 References: a float64 NumPy recomputation with the same mask, drawn again from the same seed.
 """
 
@@ -14,7 +14,10 @@ import tensorplay_p10 as tp
 import tensorplay_tpx  # noqa: F401  (installs the engine)
 from tensorplay_tpx import autograd
 
-_DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not tp.cuda.is_available(), reason="no CUDA"))]
+_DEVICES = [
+    "cpu",
+    pytest.param("cuda", marks=pytest.mark.skipif(not tp.cuda.is_available(), reason="no CUDA")),
+]
 
 
 def _softmax(s: np.ndarray) -> np.ndarray:
@@ -27,7 +30,9 @@ def _softmax(s: np.ndarray) -> np.ndarray:
 def test_gradients_use_the_forward_mask(device: str, causal: bool) -> None:
     rng = np.random.default_rng(0)
     B, H, L, S, E = 2, 3, 4, 4, 5
-    qn, kn, vn, gn = (rng.standard_normal(s) for s in [(B, H, L, E), (B, H, S, E), (B, H, S, E), (B, H, L, E)])
+    qn, kn, vn, gn = (
+        rng.standard_normal(s) for s in [(B, H, L, E), (B, H, S, E), (B, H, S, E), (B, H, L, E)]
+    )
     q, k, v = (tp.tensor(a, device=device).requires_grad_(True) for a in (qn, kn, vn))
     p = 0.4
     tp.manual_seed(123)

@@ -1,5 +1,5 @@
-"""In-place writes after a save that backward never reads: PyTorch accepts them, and so do we, because a formula
-saves an argument only when the gradient that reads it is wanted (Note [Save what backward reads] in
+"""In-place writes after a save that backward never reads: PyTorch accepts them, and so do we, because a
+formula saves an argument only when the gradient that reads it is wanted (Note [Save what backward reads] in
 csrc/record.cpp). The version check still fires where a saved value is really needed. References: float64
 by hand, and PyTorch when installed.
 """

@@ -117,7 +117,10 @@ def test_cross_entropy_soft_target_gradcheck() -> None:
 
 def test_cross_entropy_soft_target_matches_pytorch() -> None:
     torch = pytest.importorskip("torch")
-    x, t = _f64(6, 4, seed=10), tp.tensor(np.random.default_rng(11).uniform(0, 1, (6, 4))).requires_grad_(True)
+    x, t = (
+        _f64(6, 4, seed=10),
+        tp.tensor(np.random.default_rng(11).uniform(0, 1, (6, 4))).requires_grad_(True),
+    )
     tp.cross_entropy(x, t, None, "mean", -100, 0.3).backward()
     xt, tt = (torch.tensor(v.detach().numpy(), requires_grad=True) for v in (x, t))
     torch.nn.functional.cross_entropy(xt, tt, label_smoothing=0.3).backward()

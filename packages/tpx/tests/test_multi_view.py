@@ -55,9 +55,9 @@ def test_unused_pieces_get_zero_gradient_and_negative_dim() -> None:
 
 
 _MULTI_VIEW = (
-    r"Output {nr} of {node} is a view and {what} modified inplace\. This view is the output of a function that "
-    r"returns multiple views\. Such functions do not allow the output views to be modified inplace\. You should "
-    r"replace the inplace operation by an out-of-place one\."
+    r"Output {nr} of {node} is a view and {what} modified inplace\. This view is the output of a function "
+    r"that returns multiple views\. Such functions do not allow the output views to be modified inplace\. "
+    r"You should replace the inplace operation by an out-of-place one\."
 )
 
 
@@ -68,7 +68,11 @@ _MULTI_VIEW = (
         (lambda y: y.split(2)[1], 1, "SplitWithSizesBackward"),
         (lambda y: y.chunk(3)[2], 2, "SplitWithSizesBackward"),
         (lambda y: y.split([1, 2])[1], 1, "SplitWithSizesBackward"),
-        (lambda y: y.split(3)[0], 0, "SplitWithSizesBackward"),  # a single piece is still refused, as in PyTorch
+        (
+            lambda y: y.split(3)[0],
+            0,
+            "SplitWithSizesBackward",
+        ),  # a single piece is still refused, as in PyTorch
     ],
 )
 @pytest.mark.parametrize("write", [lambda t: t.mul_(2.0), lambda t: t.zero_(), lambda t: t.copy_(t * 3)])
@@ -85,7 +89,9 @@ def test_in_place_on_a_piece_of_a_leaf_or_a_slice_of_a_piece_is_refused() -> Non
     with pytest.raises(RuntimeError, match=_MULTI_VIEW.format(nr=0, node="UnbindBackward", what="is being")):
         x.unbind(0)[0].mul_(2.0)
     row = (x * 1.0).unbind(0)[1]
-    with pytest.raises(RuntimeError, match=r"This view is the output of a function that returns multiple views"):
+    with pytest.raises(
+        RuntimeError, match=r"This view is the output of a function that returns multiple views"
+    ):
         row[1] = 5.0
 
 
@@ -96,7 +102,9 @@ def test_a_piece_used_after_its_base_was_written_is_refused() -> None:
     y.mul_(2)
     with pytest.raises(
         RuntimeError,
-        match=_MULTI_VIEW.format(nr=0, node="UnbindBackward", what="its base or another view of its base has been"),
+        match=_MULTI_VIEW.format(
+            nr=0, node="UnbindBackward", what="its base or another view of its base has been"
+        ),
     ):
         pieces[0].sum()
 

@@ -95,7 +95,11 @@ def test_saved_output_keeps_no_tensor_alive() -> None:
 @pytest.mark.parametrize(
     ("f", "d1", "d2"),
     [
-        (lambda t: t.tanh(), lambda a: 1 - np.tanh(a) ** 2, lambda a: -2 * np.tanh(a) * (1 - np.tanh(a) ** 2)),
+        (
+            lambda t: t.tanh(),
+            lambda a: 1 - np.tanh(a) ** 2,
+            lambda a: -2 * np.tanh(a) * (1 - np.tanh(a) ** 2),
+        ),
         (lambda t: t.exp(), np.exp, np.exp),
         (
             lambda t: t.sigmoid(),
@@ -139,8 +143,9 @@ def test_in_place_write_into_saved_output_is_caught() -> None:
     y.mul_(2)
     with pytest.raises(
         RuntimeError,
-        match=r"one of the variables needed for gradient computation has been modified by an inplace operation: "
-        r"\[tensorplay.FloatTensor \[4\]\], which is output 0 of TanhBackward, is at version 1; expected version 0",
+        match=r"one of the variables needed for gradient computation has been modified by an inplace "
+        r"operation: \[tensorplay.FloatTensor \[4\]\], which is output 0 of TanhBackward, is at version 1; "
+        r"expected version 0",
     ):
         y.sum().backward()
 

@@ -212,7 +212,11 @@ def derivative(
     first on every recorded call: a tensor it returns (computed with recorded ops) is the result, None runs
     the op (Note [Decomposed under autograd] in csrc/record.cpp).
     """
-    when = {k: ((v,) if isinstance(v, str) else tuple(v)) for k, v in save.items()} if isinstance(save, dict) else {}
+    when = (
+        {k: ((v,) if isinstance(v, str) else tuple(v)) for k, v in save.items()}
+        if isinstance(save, dict)
+        else {}
+    )
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         for op_name in op_names:

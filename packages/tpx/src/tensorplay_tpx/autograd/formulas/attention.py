@@ -27,7 +27,7 @@ from . import derivative
 
 
 def _with_dropout(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
-    """Attention with dropout, in recorded ops (Note [Attention with dropout under autograd]); None without."""
+    """Attention with dropout in recorded ops (Note [Attention with dropout under autograd]); else None."""
     if dropout_p <= 0:
         return None
 
@@ -36,7 +36,14 @@ def _with_dropout(query, key, value, attn_mask, dropout_p, is_causal, scale, ena
 
     # The kernel's own argument checks and messages (a meta call checks, then returns at once).
     tp.scaled_dot_product_attention(
-        meta(query), meta(key), meta(value), meta(attn_mask), dropout_p, is_causal, scale=scale, enable_gqa=enable_gqa
+        meta(query),
+        meta(key),
+        meta(value),
+        meta(attn_mask),
+        dropout_p,
+        is_causal,
+        scale=scale,
+        enable_gqa=enable_gqa,
     )
     dt = query.dtype
     q, k, v = query, key, value
@@ -53,8 +60,8 @@ def _with_dropout(query, key, value, attn_mask, dropout_p, is_causal, scale, ena
         s = s.masked_fill(~tp.ones(L, S, dtype=tp.bool, device=s.device).tril(), -math.inf)
     elif attn_mask is not None:
         s = s.masked_fill(~attn_mask, -math.inf) if attn_mask.dtype == tp.bool else s + attn_mask.to(s.dtype)
-    # A row with no key left gives zeros (the kernel's _safe_softmax). Its scores are zeroed before the softmax
-    # too, so that row's gradient is 0 rather than the NaN of a softmax over -inf.
+    # A row with no key left gives zeros (the kernel's _safe_softmax). Its scores are zeroed before the
+    # softmax too, so that row's gradient is 0 rather than the NaN of a softmax over -inf.
     dead = s.amax(-1, keepdim=True) == -math.inf
     attn = s.masked_fill(dead, 0.0).softmax(-1).masked_fill(dead, 0.0)
     out = tp.dropout(attn, dropout_p, True) @ v
@@ -64,9 +71,9 @@ def _with_dropout(query, key, value, attn_mask, dropout_p, is_causal, scale, ena
 # Note [Attention with dropout under autograd]
 #   The fused kernel draws its dropout mask inside and keeps nothing, so with dropout_p > 0 and a gradient
 #   being recorded the call is decomposed instead (Note [Decomposed under autograd] in csrc/record.cpp): the
-#   kernel's own dropout path, op for op (scores, mask, safe softmax, dropout, @ V), each op recorded, dropout's
-#   mask saved by its node. The draws are the kernel's, in the same order, so the values equal the fused
-#   call's under the same seed, and the backward uses exactly the mask the forward drew, on CPU and CUDA.
+#   kernel's own dropout path, op for op (scores, mask, safe softmax, dropout, @ V), each op recorded,
+#   dropout's mask saved by its node. The draws are the kernel's, in the same order, so the values equal the
+#   fused call's under the same seed, and the backward uses exactly the mask the forward drew (CPU, CUDA).
 @derivative(
     "scaled_dot_product_attention", save=("query", "key", "value", "attn_mask"), decompose=_with_dropout
 )

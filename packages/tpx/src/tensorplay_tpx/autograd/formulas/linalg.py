@@ -169,9 +169,9 @@ def _einsum(ctx, grad):
 
 
 def _explicit_subscripts(equation: str, shapes: list) -> tuple[list[str], str]:
-    """Each operand's subscripts and the output's, with every '...' spelled out in letters the equation does not
-    use (right-aligned, as the ellipsis broadcasts) and an implicit output made explicit: the ellipsis dims
-    first, then the letters used once, in alphabetical order (NumPy's and PyTorch's rule)."""
+    """Each operand's subscripts and the output's, with every '...' spelled out in letters the equation
+    does not use (right-aligned, as the ellipsis broadcasts) and an implicit output made explicit: the
+    ellipsis dims first, then the letters used once, in alphabetical order (NumPy's and PyTorch's rule)."""
     eq = equation.replace(" ", "")
     lhs, arrow, out = eq.partition("->")
     subs = lhs.split(",")
