@@ -228,29 +228,6 @@ void refuse_out_variant(const TP_Op *op) {
                            "of the arguments requires grad.");
 }
 
-// A call's argument as Python sees it (a formula's decompose hook): dtypes and devices stay integer codes.
-nb::object value_to_python(const TP_Value &v) {
-  switch (v.tag) {
-    case TP_VALUE_TENSOR: return tp::tpx::to_python(v.v.tensor);
-    case TP_VALUE_INT: case TP_VALUE_DTYPE: case TP_VALUE_DEVICE: return nb::int_(v.v.i);
-    case TP_VALUE_DOUBLE: return nb::float_(v.v.d);
-    case TP_VALUE_COMPLEX: return nb::steal(PyComplex_FromDoubles(v.v.c.re, v.v.c.im));
-    case TP_VALUE_BOOL: return nb::bool_(v.v.i != 0);
-    case TP_VALUE_STRING: return v.v.s ? nb::object(nb::str(v.v.s)) : nb::none();
-    case TP_VALUE_INT_LIST: {
-      nb::list l;
-      for (int64_t k = 0; k < v.v.ints.len; ++k) l.append(v.v.ints.data[k]);
-      return nb::tuple(l);
-    }
-    case TP_VALUE_TENSOR_LIST: {
-      nb::list l;
-      for (int64_t k = 0; k < v.v.tensors.len; ++k) l.append(tp::tpx::to_python(v.v.tensors.data[k]));
-      return l;
-    }
-    default: return nb::none();
-  }
-}
-
 // Note [Decomposed under autograd]
 //   A few ops have a fused kernel whose backward cannot be written from what the forward keeps: attention
 //   with dropout draws its mask inside the kernel and throws it away. For such calls the formula's decompose
