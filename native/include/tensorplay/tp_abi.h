@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 3
+#define TP_ABI_MINOR 4
 #define TP_ABI_CAPSULE_NAME "tensorplay_p10._C._tp_abi"
 
 /* Opaque handles. A TP_Tensor is P10's TensorImpl; a TP_Op is a registered operator. */
@@ -200,6 +200,12 @@ typedef struct TP_Api {
    * the kernel does not exist, or the launch fails. */
   int (*cuda_launch)(const char *module, const char *kernel, int device, const uint32_t grid[3],
                      const uint32_t block[3], uint32_t shared_bytes, void **args);
+
+  /* ---- minor 4 ---- */
+  /* A NEW tensor over `t`'s storage, geometry and version counter that is not a view of `t` (no view base)
+   * and has no autograd meta and requires_grad off: PyTorch's `tensor_data()`. Autograd keeps a node's own
+   * output this way, so the saved copy does not own the output (and through it the node). */
+  TP_Tensor *(*tensor_shallow_copy)(const TP_Tensor *t);
 } TP_Api;
 
 /* Import P10's table. Returns NULL with a Python ImportError set when p10 is missing or too old.

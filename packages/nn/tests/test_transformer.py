@@ -201,6 +201,26 @@ def test_dropout_only_in_training() -> None:
     np.testing.assert_array_equal(layer(x).numpy(force=True), layer(x).numpy(force=True))
 
 
+def test_encoder_layer_trains_with_default_dropout() -> None:
+    # Default dropout (0.1) in train mode reaches scaled_dot_product_attention with dropout_p > 0, whose
+    # backward must exist (tpx's Note [Attention with dropout under autograd]).
+    tp.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+    layer.train()
+    x = tp.tensor(RNG.standard_normal((4, 5, 8)).astype(np.float32))
+    target = tp.tensor(RNG.standard_normal((4, 5, 8)).astype(np.float32))
+    opt = tp.optim.Adam(layer.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(15):
+        opt.zero_grad()
+        loss = (layer(x) - target).pow(2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    assert layer.self_attn.in_proj_weight.grad is not None
+    assert np.mean(losses[-3:]) < 0.8 * np.mean(losses[:3]), losses
+
+
 def test_gradients_flow_to_every_parameter() -> None:
     tp.manual_seed(0)
     model = nn.Transformer(4, 2, 1, 1, 8, dropout=0.0).double()

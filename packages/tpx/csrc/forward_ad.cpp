@@ -28,27 +28,6 @@ struct ForwardADOff {
   ~ForwardADOff() { set_forward_ad_enabled(was); }
 };
 
-nb::object value_to_python(const TP_Value &v) {
-  switch (v.tag) {
-    case TP_VALUE_TENSOR: return to_python(v.v.tensor);
-    case TP_VALUE_INT: case TP_VALUE_DTYPE: case TP_VALUE_DEVICE: return nb::int_(v.v.i);
-    case TP_VALUE_DOUBLE: return nb::float_(v.v.d);
-    case TP_VALUE_COMPLEX: return nb::steal(PyComplex_FromDoubles(v.v.c.re, v.v.c.im));
-    case TP_VALUE_BOOL: return nb::bool_(v.v.i != 0);
-    case TP_VALUE_STRING: return nb::str(v.v.s ? v.v.s : "");
-    case TP_VALUE_INT_LIST: {
-      nb::list l;
-      for (int64_t i = 0; i < v.v.ints.len; ++i) l.append(v.v.ints.data[i]);
-      return nb::tuple(l);
-    }
-    case TP_VALUE_TENSOR_LIST: {
-      nb::list l;
-      for (int64_t i = 0; i < v.v.tensors.len; ++i) l.append(to_python(v.v.tensors.data[i]));
-      return l;
-    }
-    default: return nb::none();
-  }
-}
 
 TensorRef tangent_of(TP_Tensor *t) {
   AutogradMeta *m = t ? meta_of(t) : nullptr;

@@ -58,8 +58,7 @@ std::shared_ptr<Node> record_function(const std::string &cls, nb::object ctx, nb
     if (k < dirty.size() && dirty[k]) rebase_history(outs[k], node);
     else set_history(outs[k], node, uint32_t(k));
   }
-  // Saved tensors; an output is kept as an alias (SavedVariable's note on cycles).
-  static const TP_Op *alias = find_op("alias");
+  // Saved tensors; an output is kept as saved_output() (Note [Saved outputs] in node.h).
   for (nb::handle x : to_save) {
     TP_Tensor *t = borrow_from_python(x);
     SavedVariable sv;
@@ -68,7 +67,7 @@ std::shared_ptr<Node> record_function(const std::string &cls, nb::object ctx, nb
       uint32_t nr = 0;
       for (size_t k = 0; k < outs.size(); ++k)
         if (outs[k] == t && !(k < dirty.size() && dirty[k]) && api->tensor_requires_grad(t)) { is_out = true; nr = uint32_t(k); }
-      sv.data = is_out ? call1_below_autograd(alias, {tv(TensorRef::borrow(t))}) : TensorRef::borrow(t);
+      sv.data = is_out ? saved_output(t) : TensorRef::borrow(t);
       sv.saved_version = api->tensor_version(t);
       sv.is_output = is_out;
       sv.output_nr = nr;

@@ -66,6 +66,17 @@ TP_Tensor *view_base_of(TP_Tensor *t) {
   return api->tensor_view_base(t);
 }
 
+void check_multi_output_view(TP_Tensor *t, bool indirect) {
+  AutogradMeta *m = meta_of(t);
+  if (!m || !m->is_view || !m->multi_output_view) return;
+  std::string fn = m->grad_fn ? m->grad_fn->name() : std::string("a multi-output view op");
+  fail(TP_ERR_RUNTIME, "Output " + std::to_string(m->output_nr) + " of " + fn + " is a view and " +
+                           (indirect ? "its base or another view of its base has been" : "is being") +
+                           " modified inplace. This view is the output of a function that returns multiple views. "
+                           "Such functions do not allow the output views to be modified inplace. You should "
+                           "replace the inplace operation by an out-of-place one.");
+}
+
 void set_history(TP_Tensor *t, const std::shared_ptr<Node> &fn, uint32_t output_nr) {
   if (api->tensor_set_requires_grad(t, 1) != 0) throw_pending();
   AutogradMeta &m = meta_for(t);

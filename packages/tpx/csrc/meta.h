@@ -10,6 +10,13 @@
 //   base's gradient, with the view's part sent through the in-place op's backward); the view's own grad_fn then
 //   becomes "this slice of the base" (ViewOfBase). Any other view of the same base notices that the shared
 //   version counter moved on (attr_version != version) and regenerates its grad_fn the same way when next used.
+//
+// Note [Multi-output views]
+//   split, chunk and unbind return several views made by one node (SplitWithSizesBackward, UnbindBackward).
+//   PyTorch refuses an in-place write into one of them while autograd records (and a use of one after its base
+//   was written in place): rebasing one piece's history would need a node per piece. Without grad mode or
+//   without anything requiring grad the write is allowed, as there. check_multi_output_view() raises PyTorch's
+//   message; the flag is inherited by views of such a view (a slice of a piece is still part of the piece).
 #pragma once
 #include <memory>
 #include <vector>
@@ -29,6 +36,9 @@ struct AutogradMeta {
   // Note [Views and in-place]
   bool is_view = false;
   bool detached = false;  // made by detach(): a view of its base's memory, but never of its history
+  // Note [Multi-output views]: made by split/chunk/unbind (or a view of such a view): never written in place
+  // while recorded, since the op's one node could not send each piece's in-place history back to the base.
+  bool multi_output_view = false;
   TensorRef base;
   int64_t attr_version = 0;
   TensorRef fw_grad;  // forward-mode AD tangent
@@ -47,6 +57,10 @@ std::shared_ptr<Node> grad_fn_of(TP_Tensor *t);
 // The tensor whose history an in-place write into `t` must rewrite: the base of a differentiable view (recorded
 // by a view op, or any P10 view that detach() did not make), else nullptr.
 TP_Tensor *view_base_of(TP_Tensor *t);
+
+// Refuse an in-place write into (indirect: a use after a write into the base of) a view that an op returning
+// several views made (Note [Multi-output views]).
+void check_multi_output_view(TP_Tensor *t, bool indirect);
 
 // Make `t` the `output_nr`-th output of `fn` (and require grad).
 void set_history(TP_Tensor *t, const std::shared_ptr<Node> &fn, uint32_t output_nr);

@@ -138,7 +138,8 @@ void set_fw_grad(nb::handle h, nb::handle g) {
 // ---- formulas -------------------------------------------------------------------------------------------------
 void register_formula_py(const std::string &op_name, const std::string &node_name, nb::object backward,
                          nb::object jvp, std::vector<bool> save_arg, bool save_results, bool is_view,
-                         std::vector<bool> output_differentiable) {
+                         std::vector<bool> output_differentiable, std::vector<std::vector<int64_t>> save_when,
+                         nb::object decompose) {
   auto *f = new Formula();  // lives for the process, like the kernel that points at it
   f->op = find_op(op_name.c_str());
   f->node_name = node_name;
@@ -150,6 +151,8 @@ void register_formula_py(const std::string &op_name, const std::string &node_nam
   f->inplace = api->op_arg_is_write(f->op, 0) != 0 && !op_name.empty() && op_name.find(".out") == std::string::npos;
   for (int64_t i = 1; i < api->op_num_args(f->op); ++i) f->has_out_arg = f->has_out_arg || api->op_arg_is_write(f->op, i);
   f->output_differentiable = std::move(output_differentiable);
+  f->save_when = std::move(save_when);
+  if (!decompose.is_none()) f->decompose = std::move(decompose);
   register_formula(f);
 }
 
@@ -264,7 +267,8 @@ NB_MODULE(_C, m) {
   m.def("_is_view", [](nb::handle h) { AutogradMeta *mm = meta_of(unwrap(h)); return mm && mm->is_view; });
 
   m.def("_register_formula", &register_formula_py, nb::arg("op_name"), nb::arg("node_name"), nb::arg("backward"),
-        nb::arg("jvp"), nb::arg("save_arg"), nb::arg("save_results"), nb::arg("is_view"), nb::arg("output_differentiable"));
+        nb::arg("jvp"), nb::arg("save_arg"), nb::arg("save_results"), nb::arg("is_view"), nb::arg("output_differentiable"),
+        nb::arg("save_when"), nb::arg("decompose").none());
   m.def("_mark_nondifferentiable", [](const std::string &name) { mark_nondifferentiable(find_op(name.c_str())); });
   m.def("_op_schema", [](const std::string &name) { return std::string(api->op_schema(find_op(name.c_str()))); });
   m.def("_record_function", &record_function);

@@ -133,12 +133,17 @@ TensorRef Node::unpack(const SavedVariable &sv) {
     fail(TP_ERR_RUNTIME, msg.str());
   }
   if (!sv.is_output) return sv.data;
-  // An output comes back as a fresh alias carrying this node as its grad_fn, so a formula that uses the forward
-  // result (exp, tanh, ...) stays differentiable under create_graph.
-  static const TP_Op *alias = find_op("alias");
-  TensorRef out = call1_below_autograd(alias, {tv(sv.data)});
+  // An output comes back as a fresh tensor carrying this node as its grad_fn, so a formula that uses the forward
+  // result (exp, tanh, ...) stays differentiable under create_graph (Note [Saved outputs]).
+  TensorRef out = saved_output(sv.data.get());
   if (is_differentiable_dtype(out.dtype())) set_history(out.get(), shared_from_this(), sv.output_nr);
   return out;
+}
+
+TensorRef saved_output(TP_Tensor *t) {
+  TP_Tensor *copy = api->tensor_shallow_copy(t);
+  if (!copy) throw_pending();
+  return TensorRef::adopt(copy);
 }
 
 // ---- AccumulateGrad ----------------------------------------------------------------------------------------------

@@ -56,8 +56,15 @@ inline int64_t device_code(TP_Tensor *t) {
 }
 
 // A tensor kept for backward, with the version it had when saved (Note [Version counter] in P10).
-// Outputs are kept as a metadata-free alias: a node holding its own output strongly would be a reference cycle
-// (output -> grad_fn -> node -> output). unpack() gives the alias its grad_fn back.
+//
+// Note [Saved outputs]
+//   A node that keeps its own output (exp, tanh, sigmoid, relu, softmax, ...) must not own it: the output owns
+//   its grad_fn, so output -> meta -> node -> output would be a reference cycle that nothing ever frees (the
+//   refcounts are C++'s; Python's gc cannot see them), and every graph dropped without backward() — any
+//   evaluation loop outside no_grad — would leak its outputs. A P10 view (`alias`) is no way out: a view owns
+//   its base. So, as PyTorch's SavedVariable does, the node keeps saved_output(): a second tensor over the same
+//   storage, geometry and version counter that is not a view and has no autograd meta. The version check
+//   still sees in-place writes into the output, and unpack() rebuilds a tensor whose grad_fn is the node.
 struct SavedVariable {
   TensorRef data;
   int64_t saved_version = 0;
@@ -70,6 +77,9 @@ struct SavedVariable {
   std::shared_ptr<Packed> packed;
   bool defined() const { return data.defined() || packed; }
 };
+
+// What a node keeps of its own output `t` (Note [Saved outputs]).
+TensorRef saved_output(TP_Tensor *t);
 
 // saved_tensors_hooks (tensorplay_tpx/autograd/graph.py): the innermost (pack, unpack) pair, if any.
 struct SavedHooks {

@@ -168,6 +168,7 @@ void collect_edges(const Inputs &in, EdgeList &edges) {
 }
 
 void check_inplace(const TP_Op *op, TP_Tensor *self) {
+  check_multi_output_view(self, /*indirect=*/false);
   TP_Tensor *base = view_base_of(self);
   if (!base && api->tensor_requires_grad(self) && !grad_fn_of(self))
     fail(TP_ERR_RUNTIME, std::string(api->op_name(op)) +
@@ -200,7 +201,18 @@ template <typename F> int guarded(F &&f) noexcept {
   } catch (const Error &e) {
     return report(e, e.kind);
   } catch (nb::python_error &e) {
-    return report(e, TP_ERR_RUNTIME);
+    // A formula's Python exception keeps its type and its message (what() would add the whole traceback).
+    nb::gil_scoped_acquire gil;
+    const int kind = e.matches(PyExc_ValueError)            ? TP_ERR_VALUE
+                     : e.matches(PyExc_TypeError)           ? TP_ERR_TYPE
+                     : e.matches(PyExc_IndexError)          ? TP_ERR_INDEX
+                     : e.matches(PyExc_NotImplementedError) ? TP_ERR_NOT_IMPLEMENTED
+                                                            : TP_ERR_RUNTIME;
+    std::string msg = nb::str(e.value()).c_str();
+    if (kind == TP_ERR_RUNTIME && !e.matches(PyExc_RuntimeError))  // say which Python error it was
+      msg = std::string(nb::str(e.type().attr("__name__")).c_str()) + ": " + msg;
+    api->set_error(kind, msg.c_str());
+    return 1;
   } catch (const std::exception &e) {
     return report(e, TP_ERR_RUNTIME);
   }
@@ -216,6 +228,60 @@ void refuse_out_variant(const TP_Op *op) {
                            "of the arguments requires grad.");
 }
 
+// Note [Decomposed under autograd]
+//   A few ops have a fused kernel whose backward cannot be written from what the forward keeps: attention
+//   with dropout draws its mask inside the kernel and throws it away. For such calls the formula's decompose
+//   hook computes the result with ordinary ops instead — each one recorded as usual, dropout's mask saved by
+//   its own node — so the backward uses exactly the mask the forward drew, on every device. The hook is asked
+//   only when a gradient (or a forward-mode tangent) is being recorded; returning None runs the fused kernel and
+//   records the formula.
+bool run_decomposed(const Formula &f, const TP_Value *args, int64_t nargs, TP_Value *outs, int64_t nouts) {
+  nb::gil_scoped_acquire gil;
+  nb::list py_args;
+  for (int64_t i = 0; i < nargs; ++i) py_args.append(value_to_python(args[i]));
+  nb::object r = f.decompose(*py_args);
+  if (r.is_none()) return false;
+  if (nouts != 1) fail(TP_ERR_RUNTIME, "a decompose hook can only replace an op with one tensor result");
+  outs[0].tag = TP_VALUE_TENSOR;
+  outs[0].v.tensor = from_python(r).release();
+  return true;
+}
+
+// Note [Save what backward reads]
+//   A formula saves an argument only when the gradient that reads it is wanted: mul's backward reads `other`
+//   for self's gradient and `self` for other's, so `y[:, 1] * 2` keeps nothing of y (PyTorch's generated code
+//   does the same). Besides memory, this is what lets `y[:, 0] = y[:, 1] * 2` be followed by a backward: a
+//   saved slice of y would fail the version check after the write, though no gradient ever needed it.
+//   Whether an argument wants a gradient is known now: its edge is valid.
+using ArgFlags = SmallVector<bool, 8>;  // inline: Note [Recording allocations]
+ArgFlags arguments_to_save(const Formula &f, const TP_Value *args, int64_t nargs, const EdgeList &edges) {
+  ArgFlags keep(size_t(nargs), false);
+  if (f.save_when.empty()) {  // unconditional saves only (the common case): no edge bookkeeping
+    for (size_t i = 0; i < size_t(nargs) && i < f.save_arg.size(); ++i) keep[i] = f.save_arg[i];
+    return keep;
+  }
+  SmallVector<int64_t, 8> first_edge(size_t(nargs) + 1, int64_t(0));  // edges of argument i: [first_edge[i], first_edge[i+1])
+  for (int64_t i = 0; i < nargs; ++i)
+    first_edge[size_t(i) + 1] = first_edge[size_t(i)] + (args[i].tag == TP_VALUE_TENSOR        ? 1
+                                                         : args[i].tag == TP_VALUE_TENSOR_LIST ? args[i].v.tensors.len
+                                                                                               : 0);
+  auto wants_grad = [&](int64_t j) {
+    if (j < 0 || j >= nargs) return false;
+    for (int64_t e = first_edge[size_t(j)]; e < first_edge[size_t(j) + 1]; ++e)
+      if (edges[size_t(e)].valid()) return true;
+    return false;
+  };
+  for (int64_t i = 0; i < nargs; ++i) {
+    if (size_t(i) >= f.save_arg.size() || !f.save_arg[size_t(i)]) continue;
+    const bool conditional = size_t(i) < f.save_when.size() && !f.save_when[size_t(i)].empty();
+    bool k = !conditional;
+    if (conditional)
+      for (int64_t j : f.save_when[size_t(i)]) k = k || wants_grad(j);
+    keep[size_t(i)] = k;
+  }
+  return keep;
+}
+
 int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64_t nargs, TP_Value *outs,
                    int64_t nouts) noexcept {
   return guarded([&] {
@@ -223,6 +289,7 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
     Inputs in = collect_inputs(args, nargs);
     bool forward = forward_ad_enabled() && any_tangent(in.tensors);
     if (!in.any_requires_grad && !forward) return redispatch(op, args, nargs, outs, nouts);
+    if (f.decompose && run_decomposed(f, args, nargs, outs, nouts)) return;  // each op records its own tangents too
     if (!in.any_requires_grad) {  // forward-mode only: run, then push the tangents through
       if (f.has_out_arg) refuse_out_variant(op);
       TensorRef old_self;
@@ -253,8 +320,9 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
       }
     // An in-place op overwrites `self`: a formula that needs the old value gets a copy taken now. The copy is
     // recorded (CloneBackward to self's old history), so a double backward through it reaches that history.
+    const ArgFlags keep_arg = arguments_to_save(f, args, nargs, node->next_edges);
     TensorRef old_self;
-    if (self && ((!f.save_arg.empty() && f.save_arg[0]) || forward)) {
+    if (self && ((!keep_arg.empty() && keep_arg[0]) || forward)) {
       static const TP_Op *clone = find_op("clone");
       old_self = call1(clone, {tv(TensorRef::borrow(self))});
     }
@@ -281,7 +349,7 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
       StoredArg &a = node->args[size_t(i)];
       const TP_Value &v = args[i];
       a.tag = v.tag;
-      bool keep = size_t(i) < f.save_arg.size() && f.save_arg[size_t(i)];
+      bool keep = keep_arg[size_t(i)];
       switch (v.tag) {
         case TP_VALUE_TENSOR: {
           int64_t version = in.versions[next_input++];
@@ -316,12 +384,14 @@ int formula_kernel(void *user_data, const TP_Op *op, const TP_Value *args, int64
         for (TP_Tensor *t : in.tensors)
           if (results[k] && results[k] == t) diff[k] = false;
     attach_outputs(node, results, diff, f.inplace, self, f.is_view, f.is_view ? args[0].v.tensor : nullptr);
+    if (f.is_view && (nouts > 1 || (nouts == 1 && outs[0].tag == TP_VALUE_TENSOR_LIST)))
+      for (TP_Tensor *t : results)  // Note [Multi-output views] in meta.h
+        if (AutogradMeta *m = t ? meta_of(t) : nullptr; m && m->is_view) m->multi_output_view = true;
     if (f.save_results) {
-      static const TP_Op *alias = find_op("alias");
       for (size_t k = 0; k < results.size(); ++k) {
         if (!results[k]) { node->result_index.push_back(-1); continue; }
-        // A metadata-free alias (SavedVariable's note); the version is the output's own.
-        TensorRef a = call1_below_autograd(alias, {tv(TensorRef::borrow(results[k]))});
+        // Not the output itself (Note [Saved outputs] in node.h); the version is the output's own.
+        TensorRef a = saved_output(results[k]);
         node->result_index.push_back(save(a.get(), true, uint32_t(k), a.version()));
       }
     } else {

@@ -19,6 +19,11 @@ struct Formula {
   nb::object backward;  // (args, results, grads, needs_input_grad, input_metas) -> one gradient per input edge
   nb::object jvp;       // (args, results, tangents, input_metas, edge_counts) -> one tangent per output
   std::vector<bool> save_arg;       // per schema argument: keep this tensor (or tensor list) for backward
+  // per schema argument: the arguments whose gradient needs it saved (empty: always). Note [Save what backward reads]
+  std::vector<std::vector<int64_t>> save_when;
+  // Called with the call's arguments before the op runs; a tensor it returns is the result, computed by ops
+  // that were recorded one by one (None: run the op and record this formula). Note [Decomposed under autograd]
+  nb::object decompose;
   bool save_results = false;        // keep the outputs for backward (exp, tanh, ...)
   bool is_view = false;             // output 0 aliases argument 0
   bool inplace = false;             // argument 0 is written and returned

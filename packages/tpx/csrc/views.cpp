@@ -77,12 +77,15 @@ struct CopySlices : Node {
 void mark_view(TP_Tensor *out, TP_Tensor *input) {
   AutogradMeta &m = meta_for(out);
   m.is_view = true;
+  const AutogradMeta *in = meta_of(input);
+  if (in && in->is_view && in->multi_output_view) m.multi_output_view = true;  // Note [Multi-output views]
   TP_Tensor *root = view_base_of(input);
   m.base = TensorRef::borrow(root ? root : input);
   m.attr_version = api->tensor_version(out);
 }
 
 void regenerate_view_grad_fn(TP_Tensor *t, AutogradMeta &m) {
+  if (m.base.requires_grad()) check_multi_output_view(t, /*indirect=*/true);
   m.attr_version = api->tensor_version(t);
   if (!m.base.requires_grad()) { m.grad_fn = nullptr; return; }
   auto fn = std::make_shared<ViewOfBase>();

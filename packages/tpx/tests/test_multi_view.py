@@ -33,9 +33,7 @@ def test_pieces_share_one_node(make, node: str) -> None:
     assert pieces[0].grad_fn.name() == node
     with autograd.no_grad():  # views: a write into x shows in every piece
         x.add_(100)
-    np.testing.assert_allclose(
-        tp.cat([p.reshape(-1) for p in pieces]).detach().numpy(), np.arange(12.0) + 100
-    )
+        np.testing.assert_allclose(tp.cat([p.reshape(-1) for p in pieces]).numpy(), np.arange(12.0) + 100)
 
 
 def test_gradient_weights_each_piece() -> None:
@@ -56,15 +54,82 @@ def test_unused_pieces_get_zero_gradient_and_negative_dim() -> None:
     np.testing.assert_allclose(x.grad.numpy(), np.array([[0, 0, 3, 3, 0, 0]] * 2, dtype=float))
 
 
-def test_in_place_on_a_piece_rebases_the_base() -> None:
-    x_np = np.arange(6.0)
-    x = leaf(x_np)
-    y = x * 2
-    first, second = y.split(3)
-    first.mul_(5)  # writes through into y
-    np.testing.assert_allclose(y.detach().numpy(), np.concatenate([x_np[:3] * 10, x_np[3:] * 2]))
-    (y.sum() + second.sum()).backward()
-    np.testing.assert_allclose(x.grad.numpy(), [10, 10, 10, 4, 4, 4])
+_MULTI_VIEW = (
+    r"Output {nr} of {node} is a view and {what} modified inplace\. This view is the output of a function "
+    r"that returns multiple views\. Such functions do not allow the output views to be modified inplace\. "
+    r"You should replace the inplace operation by an out-of-place one\."
+)
+
+
+@pytest.mark.parametrize(
+    ("make", "nr", "node"),
+    [
+        (lambda y: y.unbind(0)[0], 0, "UnbindBackward"),
+        (lambda y: y.split(2)[1], 1, "SplitWithSizesBackward"),
+        (lambda y: y.chunk(3)[2], 2, "SplitWithSizesBackward"),
+        (lambda y: y.split([1, 2])[1], 1, "SplitWithSizesBackward"),
+        (
+            lambda y: y.split(3)[0],
+            0,
+            "SplitWithSizesBackward",
+        ),  # a single piece is still refused, as in PyTorch
+    ],
+)
+@pytest.mark.parametrize("write", [lambda t: t.mul_(2.0), lambda t: t.zero_(), lambda t: t.copy_(t * 3)])
+def test_in_place_on_a_piece_is_refused(make, nr: int, node: str, write) -> None:
+    # Note [Multi-output views]: PyTorch's rule and message.
+    x = tp.randn(3, 4, requires_grad=True)
+    piece = make(x * 1.0)
+    with pytest.raises(RuntimeError, match=_MULTI_VIEW.format(nr=nr, node=node, what="is being")):
+        write(piece)
+
+
+def test_in_place_on_a_piece_of_a_leaf_or_a_slice_of_a_piece_is_refused() -> None:
+    x = tp.randn(3, 4, requires_grad=True)
+    with pytest.raises(RuntimeError, match=_MULTI_VIEW.format(nr=0, node="UnbindBackward", what="is being")):
+        x.unbind(0)[0].mul_(2.0)
+    row = (x * 1.0).unbind(0)[1]
+    with pytest.raises(
+        RuntimeError, match=r"This view is the output of a function that returns multiple views"
+    ):
+        row[1] = 5.0
+
+
+def test_a_piece_used_after_its_base_was_written_is_refused() -> None:
+    x = tp.randn(3, 4, requires_grad=True)
+    y = x * 1.0
+    pieces = y.unbind(0)
+    y.mul_(2)
+    with pytest.raises(
+        RuntimeError,
+        match=_MULTI_VIEW.format(
+            nr=0, node="UnbindBackward", what="its base or another view of its base has been"
+        ),
+    ):
+        pieces[0].sum()
+
+
+def test_in_place_on_a_piece_without_a_graph_is_allowed() -> None:
+    x = tp.tensor(np.arange(12.0).reshape(3, 4))
+    x.unbind(0)[0].mul_(2.0)  # nothing requires grad
+    y = tp.randn(3, 4, requires_grad=True)
+    with autograd.no_grad():
+        (y * 1.0).unbind(0)[0].mul_(2.0)
+        first = y.split(2)[0]
+        first.zero_()  # a leaf's piece, in no_grad: allowed, and written through
+    np.testing.assert_array_equal(x.numpy()[0], [0.0, 2.0, 4.0, 6.0])
+    np.testing.assert_array_equal(y.detach().numpy()[:2], 0.0)
+
+
+def test_in_place_on_a_piece_matches_pytorch() -> None:
+    torch = pytest.importorskip("torch")
+    xt = torch.randn(3, 4, requires_grad=True)
+    with pytest.raises(RuntimeError) as theirs:
+        (xt * 1.0).unbind(0)[0].mul_(2.0)
+    with pytest.raises(RuntimeError) as ours:
+        (tp.randn(3, 4, requires_grad=True) * 1.0).unbind(0)[0].mul_(2.0)
+    tail = "is a view and is being modified inplace."
+    assert str(theirs.value).split(tail)[1] == str(ours.value).split(tail)[1]
 
 
 def test_unbind_then_stack_second_derivative() -> None:

@@ -375,6 +375,18 @@ int cuda_launch(const char *module, const char *kernel, int device, const uint32
   });
 }
 
+TP_Tensor *tensor_shallow_copy(const TP_Tensor *t) {
+  const TensorImpl *src = impl(t);
+  auto p = Ref<TensorImpl>::make();
+  p->storage = src->storage;
+  p->dtype = src->dtype;
+  p->device = src->device;
+  p->version = src->version;  // shared: a later in-place write into the original shows here
+  p->is_inference = src->is_inference;
+  p->set_geometry(src->sizes, src->strides, src->storage_offset);
+  return handle(p.release());
+}
+
 void *tensor_autograd_meta(const TP_Tensor *t) { return impl(t)->autograd_meta; }
 void tensor_set_autograd_meta(TP_Tensor *t, void *meta, TP_Deleter deleter) {
   TensorImpl *p = impl(t);
@@ -401,6 +413,7 @@ const TP_Api g_api = {
     op_register_fallback, value_release, op_schema, op_arg_is_write, tensor_view_base,
     tensor_is_inference, tls_inference_mode, tls_set_inference_mode,
     cuda_launch,
+    tensor_shallow_copy,
 };
 
 }  // namespace

@@ -18,6 +18,10 @@ A formula looks like this (the ``mul`` entry of ``pointwise.py``)::
 Note [Formula conventions]
   - ``ctx.<arg>`` is each argument of the call, by its schema name: saved tensors (only those listed in
     ``save``; others are ``None``), and every non-tensor argument (ints, lists, dtypes, ...).
+    ``save`` may map an argument to the arguments whose gradient reads it
+    (``save={"self": "other", "other": "self"}`` for mul): it is then kept only when one of those wants a
+    gradient and is ``None`` otherwise, so such a formula reads it only under ``ctx.needs_input_grad``
+    (Note [Save what backward reads] in csrc/record.cpp).
   - ``ctx.result`` (``ctx.results`` for several outputs) when ``results=True`` is given.
   - ``ctx.<arg>_shape`` and ``ctx.<arg>_dtype`` describe each tensor input that needs a gradient, without
     keeping the tensor alive.
@@ -192,26 +196,34 @@ def _make_jvp(backward: Callable[..., Any]) -> Callable[..., Any]:
 
 def derivative(
     *op_names: str,
-    save: Sequence[str] = (),
+    save: Sequence[str] | dict[str, str | Sequence[str]] = (),
     results: bool = False,
     view: bool = False,
     outputs: Sequence[bool] | None = None,
     name: str | None = None,
+    decompose: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register ``fn(ctx, *grads)`` as the derivative of each op in ``op_names``.
 
-    Read Note [Formula conventions] above. ``save`` names the tensor arguments backward needs;
-    ``results=True`` keeps the outputs; ``view=True`` marks an op whose output aliases its first argument
-    (Note [Views and in-place] in csrc/meta.h); ``outputs`` flags which outputs are differentiable (default:
-    every floating one).
+    Read Note [Formula conventions] above. ``save`` names the tensor arguments backward needs (a dict: only
+    when the named gradients are wanted); ``results=True`` keeps the outputs; ``view=True`` marks an op whose
+    output aliases its first argument (Note [Views and in-place] in csrc/meta.h); ``outputs`` flags which
+    outputs are differentiable (default: every floating one). ``decompose(*args)``, when given, is asked
+    first on every recorded call: a tensor it returns (computed with recorded ops) is the result, None runs
+    the op (Note [Decomposed under autograd] in csrc/record.cpp).
     """
+    when = (
+        {k: ((v,) if isinstance(v, str) else tuple(v)) for k, v in save.items()}
+        if isinstance(save, dict)
+        else {}
+    )
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         for op_name in op_names:
             schema = _C._op_schema(op_name)
             args = _split_args(schema)
             names = [n for _, n in args]
-            unknown = [s for s in save if s not in names]
+            unknown = [s for s in [*save, *(n for v in when.values() for n in v)] if s not in names]
             if unknown:
                 raise ValueError(f"derivative('{op_name}'): save={unknown} are not arguments of {schema}")
             rets = schema.rsplit("->", 1)[1]
@@ -227,6 +239,8 @@ def derivative(
                 results,
                 view,
                 list(outputs) if outputs is not None else [],
+                [[names.index(d) for d in when.get(n, ())] for n in names] if when else [],
+                decompose,
             )
             _REGISTERED[op_name] = node
         return fn

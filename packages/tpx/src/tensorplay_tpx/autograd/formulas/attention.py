@@ -26,13 +26,58 @@ from ..grad_mode import is_grad_enabled
 from . import derivative
 
 
-@derivative("scaled_dot_product_attention", save=("query", "key", "value", "attn_mask"))
+def _with_dropout(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """Attention with dropout in recorded ops (Note [Attention with dropout under autograd]); else None."""
+    if dropout_p <= 0:
+        return None
+
+    def meta(t):
+        return None if t is None else tp.empty(tuple(t.shape), dtype=t.dtype, device="meta")
+
+    # The kernel's own argument checks and messages (a meta call checks, then returns at once).
+    tp.scaled_dot_product_attention(
+        meta(query),
+        meta(key),
+        meta(value),
+        meta(attn_mask),
+        dropout_p,
+        is_causal,
+        scale=scale,
+        enable_gqa=enable_gqa,
+    )
+    dt = query.dtype
+    q, k, v = query, key, value
+    if dt in (tp.float16, tp.bfloat16):  # the kernel computes 16-bit inputs in float32
+        q, k, v = q.to(tp.float32), k.to(tp.float32), v.to(tp.float32)
+    if enable_gqa and q.dim() >= 3 and k.shape[-3] != q.shape[-3]:
+        k = k.repeat_interleave(q.shape[-3] // k.shape[-3], dim=-3)
+    if enable_gqa and q.dim() >= 3 and v.shape[-3] != q.shape[-3]:
+        v = v.repeat_interleave(q.shape[-3] // v.shape[-3], dim=-3)
+    sc = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    s = (q @ k.transpose(-2, -1)) * sc
+    if is_causal:
+        L, S = q.shape[-2], k.shape[-2]
+        s = s.masked_fill(~tp.ones(L, S, dtype=tp.bool, device=s.device).tril(), -math.inf)
+    elif attn_mask is not None:
+        s = s.masked_fill(~attn_mask, -math.inf) if attn_mask.dtype == tp.bool else s + attn_mask.to(s.dtype)
+    # A row with no key left gives zeros (the kernel's _safe_softmax). Its scores are zeroed before the
+    # softmax too, so that row's gradient is 0 rather than the NaN of a softmax over -inf.
+    dead = s.amax(-1, keepdim=True) == -math.inf
+    attn = s.masked_fill(dead, 0.0).softmax(-1).masked_fill(dead, 0.0)
+    out = tp.dropout(attn, dropout_p, True) @ v
+    return out if out.dtype == dt else out.to(dt)
+
+
+# Note [Attention with dropout under autograd]
+#   The fused kernel draws its dropout mask inside and keeps nothing, so with dropout_p > 0 and a gradient
+#   being recorded the call is decomposed instead (Note [Decomposed under autograd] in csrc/record.cpp): the
+#   kernel's own dropout path, op for op (scores, mask, safe softmax, dropout, @ V), each op recorded,
+#   dropout's mask saved by its node. The draws are the kernel's, in the same order, so the values equal the
+#   fused call's under the same seed, and the backward uses exactly the mask the forward drew (CPU, CUDA).
+@derivative(
+    "scaled_dot_product_attention", save=("query", "key", "value", "attn_mask"), decompose=_with_dropout
+)
 def _sdpa(ctx, grad):
-    if ctx.dropout_p > 0:
-        raise NotImplementedError(
-            "the derivative for 'scaled_dot_product_attention' with dropout_p > 0 is not implemented "
-            "(the dropout mask is not kept); apply dropout to the attention output instead"
-        )
     q, k, v, mask = ctx.query, ctx.key, ctx.value, ctx.attn_mask
     scale = ctx.scale if ctx.scale is not None else 1.0 / math.sqrt(q.shape[-1])
     rep = 1

@@ -6,6 +6,8 @@ gradients are dA = dC @ B^H and dB = A^H @ dC; batch dims that broadcast are sum
 
 from __future__ import annotations
 
+import string
+
 import tensorplay_p10 as tp
 
 from . import _conj, derivative
@@ -15,7 +17,7 @@ def _mH(t: tp.Tensor) -> tp.Tensor:
     return _conj(t.transpose(-2, -1))
 
 
-@derivative("mm", "bmm", save=("self", "mat2"))
+@derivative("mm", "bmm", save={"self": "mat2", "mat2": "self"})
 def _mm(ctx, grad):
     ga = grad @ _mH(ctx.mat2) if ctx.needs_input_grad["self"] else None
     gb = _mH(ctx.self) @ grad if ctx.needs_input_grad["mat2"] else None
@@ -49,14 +51,16 @@ def _matmul(ctx, grad):
     return ga, gb
 
 
-@derivative("mv", save=("self", "vec"))
+@derivative("mv", save={"self": "vec", "vec": "self"})
 def _mv(ctx, grad):
-    return tp.outer(grad, _conj(ctx.vec)), _mH(ctx.self) @ grad
+    ga = tp.outer(grad, _conj(ctx.vec)) if ctx.needs_input_grad["self"] else None
+    return ga, _mH(ctx.self) @ grad if ctx.needs_input_grad["vec"] else None
 
 
-@derivative("dot", save=("self", "tensor"))
+@derivative("dot", save={"self": "tensor", "tensor": "self"})
 def _dot(ctx, grad):
-    return grad * _conj(ctx.tensor), grad * _conj(ctx.self)
+    ga = grad * _conj(ctx.tensor) if ctx.needs_input_grad["self"] else None
+    return ga, grad * _conj(ctx.self) if ctx.needs_input_grad["tensor"] else None
 
 
 @derivative("vdot", save=("self", "other"))
@@ -76,12 +80,13 @@ def _inner(ctx, grad):
     return ga, gb
 
 
-@derivative("outer", save=("self", "vec2"))
+@derivative("outer", save={"self": "vec2", "vec2": "self"})
 def _outer(ctx, grad):
-    return grad @ _conj(ctx.vec2), _mH(grad) @ _conj(ctx.self)
+    ga = grad @ _conj(ctx.vec2) if ctx.needs_input_grad["self"] else None
+    return ga, _mH(grad) @ _conj(ctx.self) if ctx.needs_input_grad["vec2"] else None
 
 
-@derivative("addmm", "addmm_", save=("mat1", "mat2"))
+@derivative("addmm", "addmm_", save={"mat1": "mat2", "mat2": "mat1"})
 def _addmm(ctx, grad):
     a, b = ctx.mat1, ctx.mat2
     gs = grad if ctx.beta == 1 else grad * ctx.beta
@@ -93,10 +98,12 @@ def _addmm(ctx, grad):
     return gs, ga, gb
 
 
-@derivative("baddbmm", "baddbmm_", save=("batch1", "batch2"))
+@derivative("baddbmm", "baddbmm_", save={"batch1": "batch2", "batch2": "batch1"})
 def _baddbmm(ctx, grad):
     gs = grad if ctx.beta == 1 else grad * ctx.beta
-    return gs, (grad @ _mH(ctx.batch2)) * ctx.alpha, (_mH(ctx.batch1) @ grad) * ctx.alpha
+    g1 = (grad @ _mH(ctx.batch2)) * ctx.alpha if ctx.needs_input_grad["batch1"] else None
+    g2 = (_mH(ctx.batch1) @ grad) * ctx.alpha if ctx.needs_input_grad["batch2"] else None
+    return gs, g1, g2
 
 
 @derivative("addbmm", "addbmm_", save=("batch1", "batch2"))
@@ -161,25 +168,49 @@ def _einsum(ctx, grad):
     return [_einsum_operand_grad(ctx.equation, ctx.tensors, i, grad) for i in range(len(ctx.tensors))]
 
 
+def _explicit_subscripts(equation: str, shapes: list) -> tuple[list[str], str]:
+    """Each operand's subscripts and the output's, with every '...' spelled out in letters the equation
+    does not use (right-aligned, as the ellipsis broadcasts) and an implicit output made explicit: the
+    ellipsis dims first, then the letters used once, in alphabetical order (NumPy's and PyTorch's rule)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, out = eq.partition("->")
+    subs = lhs.split(",")
+    ranks = [len(shape) - (len(s) - 3) for s, shape in zip(subs, shapes, strict=True) if "..." in s]
+    n = max(ranks, default=0)
+    free = "".join(c for c in string.ascii_letters if c not in eq)[:n]
+    subs = [
+        s.replace("...", free[n - (len(shape) - (len(s) - 3)) :] if n else "") if "..." in s else s
+        for s, shape in zip(subs, shapes, strict=True)
+    ]
+    if arrow:
+        out = out.replace("...", free)
+    else:
+        letters = lhs.replace(",", "").replace("...", "")
+        out = free + "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return subs, out
+
+
 def _einsum_operand_grad(equation: str, ops: list, i: int, grad: tp.Tensor) -> tp.Tensor:
     """d out / d op_i = einsum(out, other operands -> op_i's subscripts), broadcast back over subscripts only
     op_i has (they were summed in forward). A subscript repeated inside op_i (``ii``: a diagonal) gets the
-    gradient on that diagonal only, written with index_put. Equations with '...' are not handled."""
-    eq = equation.replace(" ", "")
-    if "..." in eq:
-        raise NotImplementedError("the derivative for 'einsum' with '...' is not implemented.")
-    lhs, arrow, out = eq.partition("->")
-    subs = lhs.split(",")
-    if not arrow:
-        letters = lhs.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    gradient on that diagonal only, written with index_put. '...' is spelled out in letters first; a dim of
+    size 1 that broadcast against a longer one (an ellipsis dim, or a letter) is summed back to size 1."""
+    subs, out = _explicit_subscripts(equation, [tuple(o.shape) for o in ops])
+    full: dict[str, int] = {}  # each letter's size after broadcasting (1 gives way to any other size, 0 too)
+    for s, shape in [*zip(subs, (o.shape for o in ops), strict=True), (out, grad.shape)]:
+        for c, n in zip(s, shape, strict=True):
+            full[c] = n if full.get(c, 1) == 1 else full[c]
     mine = subs[i]
     unique = "".join(dict.fromkeys(mine))  # first appearance order
     sizes = {c: ops[i].shape[pos] for pos, c in enumerate(mine)}
     others = [s for k, s in enumerate(subs) if k != i]
+    other_ops = [o.expand([full[c] for c in subs[k]]) for k, o in enumerate(ops) if k != i]
     available = set(out) | set("".join(others))
     target = "".join(c for c in unique if c in available)
-    g = tp.einsum(",".join([out] + others) + "->" + target, grad, *[o for k, o in enumerate(ops) if k != i])
+    g = tp.einsum(",".join([out] + others) + "->" + target, grad.expand([full[c] for c in out]), *other_ops)
+    for pos, c in enumerate(target):
+        if sizes[c] == 1 and g.shape[pos] != 1:  # op_i broadcast along c
+            g = g.sum(pos, keepdim=True)
     for pos, c in enumerate(unique):
         if c not in available:
             g = g.unsqueeze(pos)

@@ -253,7 +253,14 @@ def _cross_entropy(ctx, grad):
         sc = grad if ctx.reduction != "mean" else grad / max(n, 1)
         if ctx.reduction == "none":
             sc = grad.unsqueeze(cdim)
-        return g * sc, None, None
+        # loss = -sum_c w_c q_c log_softmax(x)_c, q = t (1 - eps) + eps / C: d/dt = -(1 - eps) w log_softmax
+        gt = None
+        if ctx.needs_input_grad["target"]:
+            lw = x.log_softmax(cdim) * (1 - eps)
+            if w is not None:
+                lw = lw * w.reshape(shape)
+            gt = -lw * sc
+        return g * sc, gt, None
     # class indices
     valid = t != ctx.ignore_index
     safe = tp.where(valid, t, tp.zeros_like(t))

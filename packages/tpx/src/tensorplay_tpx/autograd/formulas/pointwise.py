@@ -38,14 +38,14 @@ def _sub(ctx, grad):
     return grad, (-grad if ctx.alpha == 1 else grad * -_cconj(ctx.alpha))
 
 
-@derivative("mul", "mul_", save=("self", "other"))
+@derivative("mul", "mul_", save={"self": "other", "other": "self"})
 def _mul(ctx, grad):
     gs = grad * _conj(ctx.other) if ctx.needs_input_grad["self"] else None
     go = grad * _conj(ctx.self) if ctx.needs_input_grad["other"] else None
     return gs, go
 
 
-@derivative("div", "div_", save=("self", "other"))
+@derivative("div", "div_", save={"self": "other", "other": ("self", "other")})
 def _div(ctx, grad):
     if ctx.rounding_mode is not None:  # floor/trunc division: piecewise constant
         return _zeros(grad), _zeros(grad)
@@ -55,10 +55,11 @@ def _div(ctx, grad):
     return gs, go
 
 
-@derivative("true_divide", "true_divide_", save=("self", "other"))
+@derivative("true_divide", "true_divide_", save={"self": "other", "other": ("self", "other")})
 def _true_divide(ctx, grad):
     other = _conj(ctx.other)
-    return grad / other, -grad * _conj(ctx.self) / (other * other)
+    go = -grad * _conj(ctx.self) / (other * other) if ctx.needs_input_grad["other"] else None
+    return grad / other, go
 
 
 @derivative("neg", "neg_")
@@ -492,16 +493,19 @@ def _lerp_tensor(ctx, grad):
     return grad * (1 - w), grad * w, grad * _conj(ctx.end - ctx.self)
 
 
-@derivative("addcmul", "addcmul_", save=("tensor1", "tensor2"))
+@derivative("addcmul", "addcmul_", save={"tensor1": "tensor2", "tensor2": "tensor1"})
 def _addcmul(ctx, grad):
     v = _cconj(ctx.value)
-    return grad, grad * _conj(ctx.tensor2) * v, grad * _conj(ctx.tensor1) * v
+    g1 = grad * _conj(ctx.tensor2) * v if ctx.needs_input_grad["tensor1"] else None
+    g2 = grad * _conj(ctx.tensor1) * v if ctx.needs_input_grad["tensor2"] else None
+    return grad, g1, g2
 
 
-@derivative("addcdiv", "addcdiv_", save=("tensor1", "tensor2"))
+@derivative("addcdiv", "addcdiv_", save={"tensor1": "tensor2", "tensor2": ("tensor1", "tensor2")})
 def _addcdiv(ctx, grad):
-    v, t1, t2 = _cconj(ctx.value), _conj(ctx.tensor1), _conj(ctx.tensor2)
-    return grad, grad * v / t2, -grad * v * t1 / (t2 * t2)
+    v, t2 = _cconj(ctx.value), _conj(ctx.tensor2)
+    g2 = -grad * v * _conj(ctx.tensor1) / (t2 * t2) if ctx.needs_input_grad["tensor2"] else None
+    return grad, grad * v / t2, g2
 
 
 @derivative("where", save=("condition",))

@@ -267,10 +267,13 @@ def _index_put(ctx, grad):
     return gs, None, gv
 
 
-def _fit_src(g: tp.Tensor, src_shape: tuple) -> tp.Tensor:
-    """scatter reads only the index-shaped corner of ``src``: the rest of src gets a zero gradient."""
+def _fit_src(ctx, g: tp.Tensor) -> tp.Tensor | None:
+    """scatter reads only the index-shaped corner of ``src``: the rest of src gets a zero gradient. None when
+    src needs no gradient (``ctx.src_shape`` is then unknown: Note [Formula conventions])."""
+    if not ctx.needs_input_grad["src"]:
+        return None
     pads = []
-    for have, want in reversed(list(zip(g.shape, src_shape, strict=True))):
+    for have, want in reversed(list(zip(g.shape, ctx.src_shape, strict=True))):
         pads += [0, want - have]
     return tp.pad(g, pads) if any(pads) else g
 
@@ -325,7 +328,7 @@ def _prod_grads(ctx, grad, include_self: bool):
     gsrc = None
     if ctx.needs_input_grad["src"]:
         at = [t.gather(dim, index) for t in (p, z, zsum, nz, grad)]
-        gsrc = _fit_src(factor_grad(src, s_nz, *at), ctx.src_shape)
+        gsrc = _fit_src(ctx, factor_grad(src, s_nz, *at))
     return gself, None, gsrc
 
 
@@ -333,7 +336,7 @@ def _prod_grads(ctx, grad, include_self: bool):
 def _scatter_src(ctx, grad):
     if ctx.reduce == "multiply":  # out = self * (each src written there)
         return _prod_grads(ctx, grad, True)
-    gsrc = _fit_src(grad.gather(ctx.dim, ctx.index), ctx.src_shape)
+    gsrc = _fit_src(ctx, grad.gather(ctx.dim, ctx.index))
     if ctx.reduce == "add":  # out = self + (each src written there)
         return grad, None, gsrc
     return grad.scatter(ctx.dim, ctx.index, 0), None, gsrc
@@ -351,7 +354,7 @@ def _scatter_value(ctx, grad):
 
 @derivative("scatter_add_", save=("index",))
 def _scatter_add(ctx, grad):
-    return grad, None, _fit_src(grad.gather(ctx.dim, ctx.index), ctx.src_shape)
+    return grad, None, _fit_src(ctx, grad.gather(ctx.dim, ctx.index))
 
 
 def _extremum_grads(ctx, grad):
@@ -369,7 +372,7 @@ def _extremum_grads(ctx, grad):
     count = hit_self.scatter_add(dim, index, hit_src)
     share = grad / count
     gself = share * hit_self
-    gsrc = _fit_src(share.gather(dim, index) * hit_src, ctx.src_shape)
+    gsrc = _fit_src(ctx, share.gather(dim, index) * hit_src)
     return gself, None, gsrc
 
 
@@ -383,11 +386,11 @@ def _scatter_reduce(ctx, grad):
     gself = grad if ctx.include_self else grad.scatter(ctx.dim, ctx.index, 0)
     if ctx.reduce == "mean":  # each output was divided by how many values met there (self included or not)
         ones = tp.ones_like(ctx.index, dtype=grad.dtype)
-        counts = _zeros(ctx.self_shape, grad).scatter_add(ctx.dim, ctx.index, ones)
+        counts = tp.zeros_like(grad).scatter_add(ctx.dim, ctx.index, ones)  # grad has self's shape
         counts = counts + 1 if ctx.include_self else counts.clamp(min=1)
         gself = gself / counts
         gsrc = gsrc / counts.gather(ctx.dim, ctx.index)
-    return gself, None, _fit_src(gsrc, ctx.src_shape)
+    return gself, None, _fit_src(ctx, gsrc)
 
 
 @derivative("repeat_interleave.self_Tensor", save=("repeats",))
