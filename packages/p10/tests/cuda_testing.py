@@ -17,11 +17,14 @@ literally); they skip in a dry run, GPU or not.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -161,55 +164,146 @@ def kernel_entries(module: str) -> set[str]:
     return entries(ptx_of(module))
 
 
-# ---- the CUDA emulator (cuda_emu/, test_cuda_emulated.py) ------------------------------------------------
+# ---- the CUDA emulator (cuda_emu/, test_cuda_emulated.py, test_cuda_opdb_emulated.py) -------------------
 _EMU = Path(__file__).parent / "cuda_emu"
-# common.cuh's inline PTX, and what the emulator runs instead (cuda_emu.h's emu_half_to_float and
-# emu_float_to_half)
+
+# Note [Emulator patches]
+#   The emulator compiles a copy of the shipped kernel sources with g++. What only the device can run is
+#   swapped for C of the same result: common.cuh's float16 conversions (cuda_emu.h's emu_half_to_float and
+#   emu_float_to_half), record_bad's lane mask (every lane that finds a bad index writes: the emulator cannot
+#   tell which lanes run together) and rows_common.cuh's explicit 16-byte store. Dynamic shared memory
+#   (`extern __shared__ T name[];`) becomes a pointer to the block's buffer (tp_emu_shared). A patch whose
+#   text is gone fails the build, naming it: the emulator then needs updating, never silently skips it.
 _EMU_PATCHES = {
-    'asm("{ cvt.f32.f16 %0, %1; }" : "=f"(f) : "h"(h.bits));': "f = emu_half_to_float(h.bits);",
-    'asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h.bits) : "f"(f));': "h.bits = emu_float_to_half(f);",
-    # record_bad: every lane that finds a bad index writes (the emulator cannot tell which lanes run together)
-    'asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lower));': "lower = 0;",
-    "if ((__activemask() & lower) == 0) {": "if (lower == 0) {",
+    "common.cuh": {
+        'asm("{ cvt.f32.f16 %0, %1; }" : "=f"(f) : "h"(h.bits));': "f = emu_half_to_float(h.bits);",
+        'asm("{ cvt.rn.f16.f32 %0, %1; }" : "=h"(h.bits) : "f"(f));': "h.bits = emu_float_to_half(f);",
+        'asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lower));': "lower = 0;",
+        "if ((__activemask() & lower) == 0) {": "if (lower == 0) {",
+    },
+    "rows_common.cuh": {
+        'asm volatile("st.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(c.w[0]), "r"(c.w[1]), "r"(c.w[2]),\n'
+        '                 "r"(c.w[3]) : "memory");': "memcpy(p, c.w, 16);",
+    },
+}
+_DYNAMIC_SHARED = re.compile(r"extern __shared__\s+(?:__align__\(\d+\)\s+)?([\w ]+?)\s+(\w+)\[\];")
+
+# Kernel files the emulator does not run, and why: their launches are checked and recorded only (Note [What
+# the stand-in checks] in cuda_emu/fake_cuda.c), and their results are compared by dtype and shape.
+NOT_EMULATED = {
+    "attention.cu": "tensor-core tiles: inline PTX (mma.sync, ldmatrix, cp.async)",
+    "attention_backward.cu": "tensor-core tiles: inline PTX (mma.sync, ldmatrix, cp.async)",
 }
 
 
-def build_emulated_driver(dest) -> Path:
-    """Build the stand-in libcuda.so.1 that runs kernels through the emulator into the folder `dest`, from a
-    copy of the shipped kernel sources (PTX conversions swapped for C, `extern __shared__` for `extern`), and
-    return its path: TP_CUDA_DRIVER_LIBRARY=<it> makes "cuda" ops run on the CPU. FileNotFoundError without a
-    C/C++ compiler."""
+def emulated_modules() -> list[str]:
+    """The kernel files whose kernels the emulator runs: every shipped one but NOT_EMULATED."""
+    return [p.name for p in _loader.kernel_sources() if p.name not in NOT_EMULATED]
+
+
+def _patched(src: Path) -> str:
+    text = _DYNAMIC_SHARED.sub(r"\1 *const \2 = reinterpret_cast<\1 *>(tp_emu_shared);", src.read_text())
+    for old, new in _EMU_PATCHES.get(src.name, {}).items():
+        assert old in text, f"{src.name} changed: update cuda_testing.py's emulator patch for {old!r}"
+        text = text.replace(old, new)
+    return text
+
+
+_CXX = ["-std=c++17", "-O1", "-fPIC", "-fvisibility=hidden", "-w"]
+
+
+def _emulator_key(cxx: str, cc: str) -> str:
+    """A hash of all the emulator build reads: its sources, the kernel sources, patches and compilers."""
+    h = hashlib.sha256()
+    files = (
+        [f for f in _EMU.iterdir() if f.suffix in (".c", ".h", ".cpp")]
+        + list(_loader.KERNEL_DIR.glob("*.cu"))
+        + list(_loader.KERNEL_DIR.glob("*.cuh"))
+    )
+    for f in sorted(files, key=lambda p: p.name):
+        if f.is_file():
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    h.update(repr((_EMU_PATCHES, NOT_EMULATED, _CXX)).encode())
+    for tool in (cxx, cc):
+        h.update(subprocess.run([tool, "--version"], capture_output=True, text=True).stdout.encode())
+    return h.hexdigest()[:24]
+
+
+def build_emulated_driver(dest=None, jobs: int | None = None) -> Path:
+    """The stand-in libcuda.so.1 with the emulator beside it (one emu_<module>.so per emulated kernel file,
+    compiled in parallel), and return its path: TP_CUDA_DRIVER_LIBRARY=<it> makes "cuda" ops run on the CPU.
+    Built once per content (Note [Emulator patches]; _emulator_key) under the kernel cache's folder, or into
+    `dest` when given. FileNotFoundError without a C/C++ compiler."""
     cxx, cc = shutil.which("g++") or shutil.which("c++"), shutil.which("cc") or shutil.which("gcc")
     if cxx is None or cc is None:
         raise FileNotFoundError("no C/C++ compiler to build the CUDA emulator")
-    d = Path(dest)
+    final = (
+        Path(dest) if dest is not None else _compiler.cache_dir().parent / "cuda-emu" / _emulator_key(cxx, cc)
+    )
+    if (final / "libcuda.so.1").is_file():
+        return final / "libcuda.so.1"
+    final.parent.mkdir(parents=True, exist_ok=True)
+    d = Path(tempfile.mkdtemp(dir=final.parent, prefix=final.name + ".tmp"))
     kernels = d / "kernels"
-    kernels.mkdir(parents=True, exist_ok=True)
+    kernels.mkdir()
     for src in list(_loader.KERNEL_DIR.glob("*.cu")) + list(_loader.KERNEL_DIR.glob("*.cuh")):
-        text = src.read_text().replace("extern __shared__", "extern")
-        if src.name == "common.cuh":
-            for ptx, c in _EMU_PATCHES.items():
-                assert ptx in text, f"common.cuh changed: update cuda_testing.py's emulator patch for {ptx}"
-                text = text.replace(ptx, c)
-        (kernels / src.name).write_text(text)
-    lib = d / "libtpemu.so"
-    sources = [str(_EMU / "emu_kernels.cpp"), str(_EMU / "emu_runtime.cpp")]
-    flags = ["-std=c++17", "-O1", "-fPIC", "-shared", f"-I{_EMU}", f"-I{kernels}"]
-    subprocess.run([cxx, *flags, *sources, "-o", str(lib)], check=True)
-    driver = d / "libcuda.so.1"
-    link = [f"-L{d}", "-ltpemu", f"-Wl,-rpath,{d}"]
-    subprocess.run(
+        (kernels / src.name).write_text(_patched(src))
+    flags = [*_CXX, "-include", str(_EMU / "cuda_emu.h"), f"-I{_EMU}", f"-I{kernels}"]
+
+    def run(cmd):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"building the CUDA emulator failed: {' '.join(cmd)}\n{r.stderr[-4000:]}")
+
+    run([cxx, *flags, "-shared", str(_EMU / "emu_runtime.cpp"), "-o", str(d / "libtpemu_rt.so")])
+
+    def module(name: str) -> None:
+        stem = name.rsplit(".", 1)[0]
+        pre = subprocess.run(
+            [cxx, *flags, "-DTP_EMU_LIST_KERNELS", "-E", "-x", "c++", str(kernels / name)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        names = sorted(set(re.findall(r'extern\s+"C"\s+tp_emu_kernel_marker\s+(?:\w+\s+)*?(\w+)\s*\(', pre)))
+        assert names, f"no kernels found in {name}"
+        tu = d / f"emu_{stem}.cpp"
+        entries = "\n".join(f"    TP_EMU_ENTRY({n})" for n in names)
+        tu.write_text(
+            f"// {name} as an emulator library (written by cuda_testing.build_emulated_driver)\n"
+            f'#include "{name}"\n#include "emu_module.h"\nTP_EMU_TABLE(\n{entries}\n)\n'
+        )
+        link = [f"-L{d}", "-ltpemu_rt", "-Wl,-rpath,$ORIGIN", "-Wl,-Bsymbolic"]
+        run([cxx, *flags, "-shared", str(tu), "-o", str(d / f"emu_{stem}.so"), *link])
+
+    with ThreadPoolExecutor(jobs or os.cpu_count() or 2) as pool:
+        list(pool.map(module, emulated_modules()))
+    driver = [str(_EMU / "fake_cuda.c"), str(_EMU / "fake_cuda_launch.c")]
+    run(
         [
             cc,
             "-shared",
             "-fPIC",
             "-O1",
-            "-DTP_EMU_KERNELS",
-            str(_EMU / "fake_cuda.c"),
+            f"-I{_EMU}",
+            *driver,
             "-o",
-            str(driver),
-            *link,
-        ],
-        check=True,
+            str(d / "libcuda.so.1"),
+            "-ldl",
+            "-lpthread",
+        ]
     )
-    return driver
+    try:
+        os.rename(d, final)  # atomic: a concurrent build that finished first wins, this one is dropped
+    except OSError:
+        shutil.rmtree(d, ignore_errors=True)
+    return final / "libcuda.so.1"
+
+
+def ptx_provider(module: str, major: int, minor: int) -> bytes:
+    """The module provider for the stand-in driver (tp._C._cuda._set_module_provider): the module's PTX for
+    the device's architecture, disk-cached (_compiler.module_ptx), under a first line naming the file so the
+    driver finds its emulator library and checks launches against its entries."""
+    return f"// tp-emu module: {Path(module).name}\n".encode() + _compiler.module_ptx(
+        module, major * 10 + minor
+    )

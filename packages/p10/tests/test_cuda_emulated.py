@@ -3,9 +3,10 @@
 Where it sits: between test_cuda_nvrtc.py (the kernels compile) and the GPU tests (they compute right on a
 GPU). cuda_emu/ holds a small emulation of CUDA's execution model (cuda_emu.h: blocks of cooperative threads,
 __syncthreads and warp shuffles as barriers; a barrier that cannot open is reported as a deadlock) and the
-stand-in libcuda (fake_cuda.c) built so that cuLaunchKernel runs the named kernel through it
-(cuda_testing.build_emulated_driver). The kernel files are the shipped ones, copied, with common.cuh's two PTX
-conversions swapped for C. Each script below calls a
+stand-in libcuda (fake_cuda.c) whose cuLaunchKernel runs the named kernel through it
+(cuda_testing.build_emulated_driver). The kernel files are the shipped ones, copied, with what only a device
+runs swapped for C (Note [Emulator patches] in cuda_testing.py). test_cuda_opdb_emulated.py runs the whole op
+database this way; the scripts here go deeper into a few families. Each script below calls a
 CUDA op on CPU-made inputs moved to "cuda" and compares with the CPU op (the oracle of test_opdb.py): shapes,
 dtypes, values, errors, and launch plans across multiprocessor counts (TP_EMU_SMS). It catches index
 arithmetic, races between barriers, scratch layouts and host-side planning without a GPU; it cannot catch what
@@ -31,7 +32,7 @@ from cuda_testing import build_emulated_driver  # noqa: E402
 @pytest.fixture(scope="module")
 def emulated_driver(tmp_path_factory) -> str:
     try:
-        return str(build_emulated_driver(tmp_path_factory.mktemp("cuda_emu")))
+        return str(build_emulated_driver())  # built once per content, cached beside the kernel cache
     except FileNotFoundError as e:
         pytest.skip(str(e))
 

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-# The stand-in driver's source, shared with test_cuda_emulated.py (which also runs kernels through it).
-FAKE_DRIVER = Path(__file__).parent / "cuda_emu" / "fake_cuda.c"
+# The stand-in driver's sources, shared with cuda_testing.build_emulated_driver (which puts the emulator
+# beside it so kernels also run). Alone, with a stand-in image, it runs no kernel and knows no parameters.
+FAKE_DRIVER = [Path(__file__).parent / "cuda_emu" / f for f in ("fake_cuda.c", "fake_cuda_launch.c")]
 
 # Every op whose host path reads a device index-check flag back. Values are not checked (no kernel runs).
 SCRIPT = textwrap.dedent(
@@ -80,7 +81,8 @@ def fake_driver(tmp_path_factory) -> str:
     if cc is None:
         pytest.skip("no C compiler to build the stand-in driver")
     lib = tmp_path_factory.mktemp("fake_cuda") / "libcuda.so.1"
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(FAKE_DRIVER)], check=True)
+    sources = [str(f) for f in FAKE_DRIVER]
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), *sources, "-ldl", "-lpthread"], check=True)
     return str(lib)
 
 

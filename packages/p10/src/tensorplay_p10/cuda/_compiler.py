@@ -107,6 +107,18 @@ def module_image(module: str, major: int, minor: int) -> bytes:
     """The loadable binary of ``module`` for a device of compute capability ``major.minor`` (disk-cached)."""
     lib = nvrtc()
     target, cubin = choose_target(major, minor, lib.supported_archs())
+    return _cached_image(module, target, cubin)
+
+
+def module_ptx(module: str, arch: int) -> bytes:
+    """``module`` as PTX for ``compute_<arch>``, disk-cached as module_image's binaries are (no GPU needed:
+    the CUDA emulator's stand-in driver reads kernel entries and parameters from it)."""
+    return _cached_image(module, f"compute_{arch}", cubin=False)
+
+
+def _cached_image(module: str, target: str, cubin: bool) -> bytes:
+    """Note [Kernel cache]: the cached binary of ``module`` for ``target``, compiled on a miss."""
+    lib = nvrtc()
     stem = Path(module).name.rsplit(".", 1)[0]
     path = (
         cache_dir()
