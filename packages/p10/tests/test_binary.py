@@ -219,7 +219,7 @@ def test_pow_integer_rules():
     assert (2.5 ** tp.tensor([1, 2])).dtype is tp.float32
     assert (2 ** tp.tensor([0.5], dtype=tp.float64)).dtype is tp.float64
     assert tp.pow(2, tp.tensor([3])).tolist() == [8]
-    with pytest.raises(TypeError, match="not implemented for dtype 'bool'"):
+    with pytest.raises(NotImplementedError, match="not implemented for 'Bool'"):
         tp.tensor([True]) ** tp.tensor([True])
     b = tp.tensor([True, False])
     assert (b**True).tolist() == [True, False] and (b**False).tolist() == [True, True]  # as in PyTorch
@@ -258,7 +258,7 @@ def test_float_power():
 # ---- special functions -------------------------------------------------------------------------------------
 def test_float_only_ops_reject_integers():
     for name in ("hypot", "logaddexp", "logaddexp2", "nextafter"):
-        with pytest.raises(TypeError, match=f"{name}: not implemented for dtype 'int64'"):
+        with pytest.raises(NotImplementedError, match=f"\"{name}\" not implemented for 'Long'"):
             getattr(tp, name)(tp.tensor([1]), tp.tensor([2]))
 
 
@@ -358,7 +358,7 @@ def test_lerp_errors():
         tp.lerp(tp.ones(2), tp.ones(2, dtype=tp.float64), 0.5)
     with pytest.raises(RuntimeError, match="expected dtype float32 for `weight` but got dtype float64"):
         tp.lerp(tp.ones(2), tp.ones(2), tp.ones(2, dtype=tp.float64))
-    with pytest.raises(TypeError, match="lerp: not implemented for dtype 'int64'"):
+    with pytest.raises(NotImplementedError, match="\"lerp\" not implemented for 'Long'"):
         tp.lerp(tp.tensor([1]), tp.tensor([2]), 0.5)
 
 

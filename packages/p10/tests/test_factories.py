@@ -28,8 +28,10 @@ def test_tensor_copies_data():
 def test_tensor_errors():
     with pytest.raises(ValueError):
         tp.tensor([[1, 2], [3]])
-    with pytest.raises(TypeError):
+    with pytest.raises(RuntimeError, match="Could not infer dtype of object"):
         tp.tensor([object()])
+    with pytest.raises(RuntimeError, match="Could not infer dtype of NoneType"):
+        tp.tensor(None)
 
 
 def test_Tensor_constructor():
