@@ -510,7 +510,11 @@ def test_special_values_against_torch():
 )
 def test_sub_with_one_bool_operand_is_refused(call):
     # PyTorch's sub_check: a mask in a subtraction is almost always a mistaken `~mask`.
-    with pytest.raises(RuntimeError, match=r"with a bool tensor is not supported\. If you are trying to invert a mask, use the `~` or `logical_not\(\)` operator instead\."):
+    with pytest.raises(
+        RuntimeError,
+        match=r"with a bool tensor is not supported\. If you are trying to invert a mask, use the `~` or "
+        r"`logical_not\(\)` operator instead\.",
+    ):
         call()
 
 

@@ -4,9 +4,9 @@ NumPy.
 
 Covered, on both sides of the 8 MB threshold (the check inside the main kernel, or a kernel of its own first,
 the main kernel then skipping bad indices without recording them):
-gather, index_select and x[idx] give the CPU's values, and the CPU's error (RuntimeError for gather, IndexError
-for the others) for an index past the end, a
-negative one (wrapped by x[idx], refused by the others) and one at -size - 1; x[idx] with an int32, a 2-d, a
+gather, index_select and x[idx] give the CPU's values, and the CPU's error (RuntimeError for gather,
+IndexError for the others) for an index past the end, a negative one (wrapped by x[idx], refused by the
+others) and one at -size - 1; x[idx] with an int32, a 2-d, a
 0-d, a strided and an empty index, an x with an empty row, and the forms that still take the offsets path (two
 indices, a mask, a non-contiguous x). TP_CUDA_TEST_DEVICE=cpu runs the same checks with the CPU op alone (to
 check the tests, not the kernels).

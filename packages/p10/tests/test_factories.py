@@ -149,7 +149,9 @@ def test_sizes_that_overflow_or_are_negative_raise(call):
 
 
 def test_storage_size_overflow_message_names_sizes_and_strides():
-    with pytest.raises(RuntimeError, match=r"Storage size calculation overflowed with sizes=\[4611686018427387904\]$"):
+    with pytest.raises(
+        RuntimeError, match=r"Storage size calculation overflowed with sizes=\[4611686018427387904\]$"
+    ):
         tp.empty(2**62)
     with pytest.raises(
         RuntimeError, match=r"overflowed with sizes=\[4294967296\] and strides=\[1099511627776\]"
@@ -165,7 +167,10 @@ def test_sizes_that_overflow_raise_in_a_subprocess():
 
     script = "\n".join(
         ["import tensorplay_p10 as tp"]
-        + [f"try:\n    {c}\n    print('returned:', {c!r})\nexcept RuntimeError:\n    pass" for c in _OVERFLOWING]
+        + [
+            f"try:\n    {c}\n    print('returned:', {c!r})\nexcept RuntimeError:\n    pass"
+            for c in _OVERFLOWING
+        ]
         + ["print('all raised')"]
     )
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
@@ -176,7 +181,9 @@ def test_allocation_the_system_cannot_satisfy_raises():
     # 2**50 bytes (1 PiB) does not overflow, but no machine has it: PyTorch's RuntimeError, not a crash (and
     # nothing is written before the allocation succeeds, so no page is touched).
     n = 2**48
-    with pytest.raises(RuntimeError, match=f"DefaultCPUAllocator: not enough memory: you tried to allocate {4 * n} bytes"):
+    with pytest.raises(
+        RuntimeError, match=f"DefaultCPUAllocator: not enough memory: you tried to allocate {4 * n} bytes"
+    ):
         tp.zeros(n)
     with pytest.raises(RuntimeError, match="not enough memory"):
         tp.empty(n, dtype=tp.float64)
@@ -188,6 +195,9 @@ def test_large_strided_views_in_bounds_still_work():
     x = tp.arange(12.0)
     v = x.as_strided((3, 2), (4, 1), 2)
     assert v.tolist() == [[2.0, 3.0], [6.0, 7.0], [10.0, 11.0]]
-    assert tp.empty_strided((3, 0), (2**62, 1)).shape == (3, 0)  # no element: no storage, whatever the strides
+    assert tp.empty_strided((3, 0), (2**62, 1)).shape == (
+        3,
+        0,
+    )  # no element: no storage, whatever the strides
     with pytest.raises(RuntimeError, match="out of bounds for storage of size 48"):
         x.as_strided((3, 2), (4, 1), 3)

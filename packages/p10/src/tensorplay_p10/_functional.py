@@ -41,9 +41,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     return input.nonzero(as_tuple=as_tuple)
 
 
-def where(
-    condition: Tensor, input: Any = None, other: Any = None, *, out: Tensor | None = None
-) -> Any:
+def where(condition: Tensor, input: Any = None, other: Any = None, *, out: Tensor | None = None) -> Any:
     """``input`` where ``condition`` holds, else ``other``, broadcast together. With ``condition`` alone,
     ``nonzero(condition, as_tuple=True)``: one index tensor per dim, as in PyTorch."""
     if input is None and other is None:

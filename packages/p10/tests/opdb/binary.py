@@ -128,7 +128,10 @@ def _sub_errors(op):
         SampleInput(b, (b,)), RuntimeError, r"Subtraction, the `-` operator, with two bool", False
     )
     yield ErrorInput(
-        SampleInput(tp.ones(1), (b,)), RuntimeError, r"Subtraction, the `-` operator, with a bool tensor", False
+        SampleInput(tp.ones(1), (b,)),
+        RuntimeError,
+        r"Subtraction, the `-` operator, with a bool tensor",
+        False,
     )
 
 
