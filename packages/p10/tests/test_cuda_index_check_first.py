@@ -4,8 +4,9 @@ NumPy.
 
 Covered, on both sides of the 8 MB threshold (the check inside the main kernel, or a kernel of its own first,
 the main kernel then skipping bad indices without recording them):
-gather, index_select and x[idx] give the CPU's values, and the CPU's IndexError for an index past the end, a
-negative one (wrapped by x[idx], refused by the others) and one at -size - 1; x[idx] with an int32, a 2-d, a
+gather, index_select and x[idx] give the CPU's values, and the CPU's error (RuntimeError for gather,
+IndexError for the others) for an index past the end, a negative one (wrapped by x[idx], refused by the
+others) and one at -size - 1; x[idx] with an int32, a 2-d, a
 0-d, a strided and an empty index, an x with an empty row, and the forms that still take the offsets path (two
 indices, a mask, a non-contiguous x). TP_CUDA_TEST_DEVICE=cpu runs the same checks with the CPU op alone (to
 check the tests, not the kernels).
@@ -53,8 +54,8 @@ def test_gather_values_and_errors(shape):
     for bad, shown in ((cols, cols), (-1, -1)):
         b = idx.clone()
         b[rows - 1, 3] = bad
-        with pytest.raises(
-            IndexError, match=f"index {shown} is out of bounds for dimension 1 with size {cols}"
+        with pytest.raises(  # RuntimeError for gather, as PyTorch (Note [Index error types])
+            RuntimeError, match=f"index {shown} is out of bounds for dimension 1 with size {cols}"
         ):
             tp.gather(x.to(DEV), 1, b.to(DEV))
     # a non-contiguous index (large: checked first by index_wrap's strided kernel)
@@ -64,7 +65,7 @@ def test_gather_values_and_errors(shape):
     )
     bad_t = it.t().clone()  # the same layout, one entry out of range: the strided check must catch it
     bad_t[3, rows - 1] = cols
-    with pytest.raises(IndexError, match=f"index {cols} is out of bounds for dimension 1 with size {cols}"):
+    with pytest.raises(RuntimeError, match=f"index {cols} is out of bounds for dimension 1 with size {cols}"):
         tp.gather(x.to(DEV), 1, bad_t.t().to(DEV))
 
 

@@ -129,3 +129,14 @@ def test_default_dtype():
         tp.set_default_dtype(tp.float32)
     with pytest.raises(TypeError):
         tp.set_default_dtype(tp.int64)
+
+
+def test_type_as_casts_to_the_other_tensors_dtype():
+    x = tp.tensor([1.5, -2.5, 3.0])
+    assert x.type_as(tp.zeros(1)) is x  # already that dtype and device: self, as PyTorch
+    y = x.type_as(tp.zeros(2, dtype=tp.int64))
+    assert y.dtype is tp.int64 and y.tolist() == np.array([1.5, -2.5, 3.0]).astype(np.int64).tolist()
+    z = tp.tensor([1, 0]).type_as(tp.zeros((), dtype=tp.float64))
+    assert z.dtype is tp.float64 and z.device == x.device and z.tolist() == [1.0, 0.0]
+    torch = pytest.importorskip("torch")
+    assert str(torch.tensor([1.5]).type_as(torch.zeros(1, dtype=torch.int64)).dtype) == "torch.int64"

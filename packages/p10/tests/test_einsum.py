@@ -77,17 +77,17 @@ def test_einsum_integer_and_size_zero():
 
 
 def test_einsum_errors():
-    with pytest.raises(ValueError, match="more operands were provided than specified"):
+    with pytest.raises(RuntimeError, match="more operands were provided than specified"):
         tp.einsum("ij", tp.ones(2, 2), tp.ones(2, 2))
-    with pytest.raises(ValueError, match="fewer operands were provided than specified"):
+    with pytest.raises(RuntimeError, match="fewer operands were provided than specified"):
         tp.einsum("ij,jk", tp.ones(2, 2))
     with pytest.raises(RuntimeError, match=r"the number of subscripts in the equation \(2\) does not match"):
         tp.einsum("ij", tp.ones(2, 2, 2))
-    with pytest.raises(ValueError, match="output subscript k does not appear"):
+    with pytest.raises(RuntimeError, match="output subscript k does not appear"):
         tp.einsum("ij->k", tp.ones(2, 2))
-    with pytest.raises(ValueError, match="output subscript i appears more than once"):
+    with pytest.raises(RuntimeError, match="output subscript i appears more than once"):
         tp.einsum("ij->ii", tp.ones(2, 2))
-    with pytest.raises(ValueError, match="invalid subscript"):
+    with pytest.raises(RuntimeError, match="invalid subscript"):
         tp.einsum("i1", tp.ones(2, 2))
     with pytest.raises(RuntimeError, match="subscript i is repeated for operand 0 but the sizes don't match"):
         tp.einsum("ii->i", tp.ones(2, 3))

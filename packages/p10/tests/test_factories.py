@@ -28,8 +28,10 @@ def test_tensor_copies_data():
 def test_tensor_errors():
     with pytest.raises(ValueError):
         tp.tensor([[1, 2], [3]])
-    with pytest.raises(TypeError):
+    with pytest.raises(RuntimeError, match="Could not infer dtype of object"):
         tp.tensor([object()])
+    with pytest.raises(RuntimeError, match="Could not infer dtype of NoneType"):
+        tp.tensor(None)
 
 
 def test_Tensor_constructor():
@@ -104,3 +106,98 @@ def test_like_and_out():
 def test_empty_strided():
     t = tp.empty_strided((2, 3), (1, 2))
     assert t.stride() == (1, 2) and t.shape == (2, 3)
+
+
+# Sizes whose byte count (elements × itemsize, or the strided extent) wraps past 2**64 or int64: each used to
+# allocate a few bytes and write far past them (a segfault), or return a tensor over too little memory.
+# Note [Storage size] in csrc/core/tensor.h.
+_OVERFLOWING = [
+    "tp.zeros(2**62)",
+    "tp.full((2**62,), 1.0)",
+    "tp.randn(2**31, 2**31)",
+    "tp.arange(0, 2**62)",
+    "tp.eye(2**31, 2**31)",
+    "tp.linspace(0, 1, 2**62)",
+    "tp.zeros(1).expand(2**62).clone()",
+    "tp.ones_like(tp.zeros(1).expand(2**62))",
+    "tp.empty(2**62)",
+    "tp.empty(2**40, 2**40)",
+    "tp.empty(2**62, device='meta')",
+    "tp.zeros(1).new_empty((2**62,))",
+    "tp.empty_strided((2**62,), (1,))",
+    "tp.empty_strided((2**32,), (2**40,))",
+    "tp.empty_strided((2, 2**62), (2**62, 1))",
+    "tp.zeros(4).as_strided((2**62,), (4,))",
+    "tp.zeros(4).as_strided((2**40, 2**40), (2**40, 1))",
+    "tp.zeros(1).repeat(2**40, 2**40)",
+    "tp.zeros(4).view(2**62 + 1, 4)",
+]
+_NEGATIVE = [
+    "tp.zeros(1).new_empty((-1,))",
+    "tp.empty_strided((-1,), (1,))",
+    "tp.zeros(4).as_strided((-1,), (1,))",
+    "tp.zeros(4).view(-2, -2)",
+    "tp.zeros(4).reshape(-2, 2)",
+    "tp.empty(2, -3)",
+]
+
+
+@pytest.mark.parametrize("call", _OVERFLOWING + _NEGATIVE)
+def test_sizes_that_overflow_or_are_negative_raise(call):
+    with pytest.raises(RuntimeError, match="overflow|negative|invalid shape|is invalid for input"):
+        eval(call, {"tp": tp})
+
+
+def test_storage_size_overflow_message_names_sizes_and_strides():
+    with pytest.raises(
+        RuntimeError, match=r"Storage size calculation overflowed with sizes=\[4611686018427387904\]$"
+    ):
+        tp.empty(2**62)
+    with pytest.raises(
+        RuntimeError, match=r"overflowed with sizes=\[4294967296\] and strides=\[1099511627776\]"
+    ):
+        tp.empty_strided((2**32,), (2**40,))
+
+
+def test_sizes_that_overflow_raise_in_a_subprocess():
+    # The same calls in a child process: a regression that crashes shows up as this test failing, with the
+    # call that crashed, instead of killing pytest.
+    import subprocess
+    import sys
+
+    script = "\n".join(
+        ["import tensorplay_p10 as tp"]
+        + [
+            f"try:\n    {c}\n    print('returned:', {c!r})\nexcept RuntimeError:\n    pass"
+            for c in _OVERFLOWING
+        ]
+        + ["print('all raised')"]
+    )
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "all raised", (r.returncode, r.stdout, r.stderr[-2000:])
+
+
+def test_allocation_the_system_cannot_satisfy_raises():
+    # 2**50 bytes (1 PiB) does not overflow, but no machine has it: PyTorch's RuntimeError, not a crash (and
+    # nothing is written before the allocation succeeds, so no page is touched).
+    n = 2**48
+    with pytest.raises(
+        RuntimeError, match=f"DefaultCPUAllocator: not enough memory: you tried to allocate {4 * n} bytes"
+    ):
+        tp.zeros(n)
+    with pytest.raises(RuntimeError, match="not enough memory"):
+        tp.empty(n, dtype=tp.float64)
+    with pytest.raises(RuntimeError, match="not enough memory"):
+        tp.full((n,), 1.0)
+
+
+def test_large_strided_views_in_bounds_still_work():
+    x = tp.arange(12.0)
+    v = x.as_strided((3, 2), (4, 1), 2)
+    assert v.tolist() == [[2.0, 3.0], [6.0, 7.0], [10.0, 11.0]]
+    assert tp.empty_strided((3, 0), (2**62, 1)).shape == (
+        3,
+        0,
+    )  # no element: no storage, whatever the strides
+    with pytest.raises(RuntimeError, match="out of bounds for storage of size 48"):
+        x.as_strided((3, 2), (4, 1), 3)

@@ -31,7 +31,7 @@ def test_gather(dim):
     for x in layouts(a):
         got = tp.gather(x, dim, tp.tensor(idx))
         np.testing.assert_array_equal(got.numpy(), np.take_along_axis(a, idx, dim))
-    with pytest.raises(IndexError, match="out of bounds"):
+    with pytest.raises(RuntimeError, match="out of bounds"):  # RuntimeError, as PyTorch's gather
         tp.gather(tp.tensor(a), 1, tp.tensor([[4]]))
     with pytest.raises(RuntimeError, match="int64"):
         tp.gather(tp.tensor(a), 1, tp.tensor([[1]], dtype=tp.int32))
@@ -223,3 +223,23 @@ def test_large_gather_and_index():
     idx = rng.integers(0, n, size=n)
     np.testing.assert_array_equal(tp.tensor(a)[tp.tensor(idx)].numpy(), a[idx])
     np.testing.assert_array_equal(tp.gather(tp.tensor(a), 0, tp.tensor(idx)).numpy(), a[idx])
+
+
+def test_where_with_only_a_condition_is_nonzero_as_tuple():
+    m = np.array([[True, False, True], [False, False, True]])
+    got = tp.where(tp.tensor(m))
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, w in zip(got, np.nonzero(m), strict=True):
+        assert g.dtype is tp.int64
+        np.testing.assert_array_equal(g.numpy(), w)
+    vals = np.array([0.0, 2.5, -1.0, 0.0])
+    for g, w in zip(tp.where(tp.tensor(vals)), np.nonzero(vals), strict=True):  # nonzero, not just bools
+        np.testing.assert_array_equal(g.numpy(), w)
+    # the three-argument form is unchanged, with out= too
+    c, a, b = tp.tensor(m), tp.ones(2, 3), tp.zeros(2, 3)
+    np.testing.assert_array_equal(tp.where(c, a, b).numpy(), np.where(m, 1.0, 0.0))
+    np.testing.assert_array_equal(tp.where(c, a, 0.0).numpy(), np.where(m, 1.0, 0.0))
+    out = tp.empty(2, 3)
+    assert tp.where(c, a, b, out=out) is out and out.tolist() == np.where(m, 1.0, 0.0).tolist()
+    with pytest.raises(TypeError, match="either only condition"):
+        tp.where(c, a)

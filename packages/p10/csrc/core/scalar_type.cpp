@@ -78,8 +78,21 @@ void set_default_dtype(ScalarType t) {
   g_default_dtype = t;
 }
 
+// PyTorch's C++ name of each dtype, as its "not implemented for 'Long'" errors spell it.
+static const char *pytorch_dtype_name(ScalarType t) {
+  static const char *names[kNumScalarTypes] = {"Bool",  "Byte", "Char",     "Short", "Int",          "Long",
+                                              "Half",  "BFloat16", "Float", "Double", "ComplexFloat", "ComplexDouble"};
+  int i = int(t);
+  return (i >= 0 && i < kNumScalarTypes) ? names[i] : "<invalid dtype>";
+}
+
+// Note [Unsupported dtype errors]
+//   An op that has no kernel for a dtype raises NotImplementedError, as PyTorch's AT_DISPATCH macros do, so code
+//   written against PyTorch (`except NotImplementedError`) catches ours. Every dtype-dispatch macro (scalar_type.h)
+//   and every hand-written "this op has no kernel for that dtype" check, CPU, meta and CUDA, ends here.
 void throw_unsupported_dtype(const char *op, ScalarType t) {
-  fail(ErrorKind::Type, op, ": not implemented for dtype '", scalar_type_name(t), "'");
+  fail(ErrorKind::NotImplemented, "\"", op, "\" not implemented for '", pytorch_dtype_name(t), "' (dtype ",
+       scalar_type_name(t), ")");
 }
 
 }  // namespace tp::p10

@@ -72,8 +72,8 @@ template <typename T> using opmath_t = typename OpMathType<T>::type;
 
 // Note [dtype dispatch]
 //   TP_DISPATCH_ALL(dtype, "op", [&]<typename scalar_t>() { ... }) runs the lambda with scalar_t bound to the
-//   C++ type of `dtype`. The _FLOATING / _NUMERIC variants accept fewer dtypes and raise a TypeError naming
-//   the op for the rest. Each variant instantiates the lambda once per accepted dtype, so keep bodies small
+//   C++ type of `dtype`. The _FLOATING / _REAL variants accept fewer dtypes; the rest raise NotImplementedError
+//   naming the op (Note [Unsupported dtype errors]). Each variant instantiates the lambda once per accepted dtype, so keep bodies small
 //   (they are the inner loops) and keep shape logic outside.
 #define TP_DISPATCH_CASE(st, cpp, ...) \
   case ::tp::p10::ScalarType::st: return __VA_ARGS__.template operator()<cpp>();

@@ -1,6 +1,7 @@
 // storage.cpp — Storage lifetime and the CPU allocator.
 #include "core/storage.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -9,12 +10,18 @@
 namespace tp::p10 {
 
 // 64-byte alignment: a cache line, and enough for any vector load the kernels do.
+// Note [Allocation failure]
+//   A request the system cannot satisfy raises RuntimeError with PyTorch's wording, before any byte is written:
+//   nothing here (or in the factories) touches the pages of a fresh buffer except the kernel that fills it, so a
+//   huge request fails in aligned_alloc instead of being killed half-way through a memset. Sizes reach us already
+//   checked (Note [Storage size] in tensor.h: at most INT64_MAX), so the rounding below cannot wrap; the guard is
+//   for callers of the Allocator interface that skip Storage.
 struct CPUAllocator final : Allocator {
   void *allocate(size_t nbytes) override {
     if (nbytes == 0) return nullptr;
-    size_t rounded = (nbytes + 63) & ~size_t(63);
-    void *p = std::aligned_alloc(64, rounded);
-    TP_CHECK(p != nullptr, Runtime, "CPU out of memory: tried to allocate ", nbytes, " bytes");
+    void *p = nbytes <= SIZE_MAX - 63 ? std::aligned_alloc(64, (nbytes + 63) & ~size_t(63)) : nullptr;
+    TP_CHECK(p != nullptr, Runtime, "DefaultCPUAllocator: not enough memory: you tried to allocate ", nbytes,
+             " bytes.");
     return p;
   }
   void deallocate(void *p, size_t) override { std::free(p); }

@@ -88,6 +88,50 @@ int64_t shape_numel(const Shape &sizes) {
   return n;
 }
 
+// Note [Storage size]. `strides` null: a contiguous layout. Sizes are checked first, with PyTorch's message for
+// a negative dimension; everything after is unsigned arithmetic that reports a wrap instead of hiding it.
+static size_t checked_storage_nbytes(const Shape &sizes, const Shape *strides, int64_t itemsize, int64_t offset) {
+  for (int64_t s : sizes)
+    TP_CHECK(s >= 0, Runtime, "Trying to create tensor with negative dimension ", s, ": ", shape_str(sizes));
+  auto overflowed = [&]() {
+    if (strides)
+      fail(ErrorKind::Runtime, "Storage size calculation overflowed with sizes=", shape_str(sizes),
+           " and strides=", shape_str(*strides));
+    fail(ErrorKind::Runtime, "Storage size calculation overflowed with sizes=", shape_str(sizes));
+  };
+  uint64_t elements = 1;
+  if (strides) {
+    TP_CHECK(strides->size() == sizes.size(), Runtime, "storage size: sizes ", shape_str(sizes), " and strides ",
+             shape_str(*strides), " have different lengths");
+    if (offset < 0) overflowed();
+    if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return 0;
+    elements = 1 + uint64_t(offset);
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if ((*strides)[d] < 0) overflowed();
+      uint64_t reach;
+      if (__builtin_mul_overflow(uint64_t(sizes[d] - 1), uint64_t((*strides)[d]), &reach) ||
+          __builtin_add_overflow(elements, reach, &elements))
+        overflowed();
+    }
+  } else {
+    for (int64_t s : sizes)
+      if (__builtin_mul_overflow(elements, uint64_t(s), &elements)) overflowed();
+    if (elements == 0) return 0;
+  }
+  uint64_t nbytes;
+  if (__builtin_mul_overflow(elements, uint64_t(itemsize), &nbytes) ||
+      nbytes > uint64_t(std::numeric_limits<int64_t>::max()))
+    overflowed();
+  return size_t(nbytes);
+}
+
+size_t storage_nbytes(const Shape &sizes, int64_t itemsize) {
+  return checked_storage_nbytes(sizes, nullptr, itemsize, 0);
+}
+size_t storage_nbytes(const Shape &sizes, const Shape &strides, int64_t itemsize, int64_t storage_offset) {
+  return checked_storage_nbytes(sizes, &strides, itemsize, storage_offset);
+}
+
 static Tensor new_tensor(Ref<Storage> storage, ScalarType dtype, Device device) {
   auto impl = Ref<TensorImpl>::make();
   impl->storage = std::move(storage);
@@ -99,8 +143,7 @@ static Tensor new_tensor(Ref<Storage> storage, ScalarType dtype, Device device) 
 
 Tensor empty_tensor(const Shape &sizes, ScalarType dtype, Device device) {
   device = canonical_device(device);
-  int64_t n = shape_numel(sizes);
-  Tensor t = new_tensor(Storage::allocate(size_t(n) * element_size(dtype), device), dtype, device);
+  Tensor t = new_tensor(Storage::allocate(storage_nbytes(sizes, element_size(dtype)), device), dtype, device);
   t->set_geometry(sizes, contiguous_strides(sizes), 0);
   return t;
 }
@@ -108,15 +151,11 @@ Tensor empty_tensor(const Shape &sizes, ScalarType dtype, Device device) {
 Tensor empty_strided_tensor(const Shape &sizes, const Shape &strides, ScalarType dtype, Device device) {
   TP_CHECK(sizes.size() == strides.size(), Runtime, "empty_strided: sizes ", shape_str(sizes), " and strides ",
            shape_str(strides), " have different lengths");
+  for (int64_t s : strides)
+    TP_CHECK(s >= 0, Runtime, "empty_strided: negative strides are not supported, got ", shape_str(strides));
   device = canonical_device(device);
-  int64_t extent = 1;  // 1 + the largest element offset the view can reach
-  for (size_t d = 0; d < sizes.size(); ++d) {
-    TP_CHECK(strides[d] >= 0, Runtime, "empty_strided: negative strides are not supported, got ",
-             shape_str(strides));
-    if (sizes[d] == 0) { extent = 0; break; }
-    extent += (sizes[d] - 1) * strides[d];
-  }
-  Tensor t = new_tensor(Storage::allocate(size_t(extent) * element_size(dtype), device), dtype, device);
+  size_t nbytes = storage_nbytes(sizes, strides, element_size(dtype));  // Note [Storage size]
+  Tensor t = new_tensor(Storage::allocate(nbytes, device), dtype, device);
   t->set_geometry(sizes, strides, 0);
   return t;
 }

@@ -108,6 +108,17 @@ void set_requires_grad(TensorImpl &t, bool flag);
 // --- construction -------------------------------------------------------------------------------------------
 Shape contiguous_strides(const Shape &sizes);
 int64_t shape_numel(const Shape &sizes);  // raises on negative sizes or int64 overflow
+// Note [Storage size]
+//   The bytes a storage needs for a tensor: itemsize × numel for a contiguous one, itemsize × (offset + 1 +
+//   Σ (size-1)·stride) for a strided one (0 when a size is 0). Every allocation (empty_tensor,
+//   empty_strided_tensor, hence every factory, clone and op output, on every device) and as_strided's bounds
+//   check get their byte count here and nowhere else. The arithmetic is checked: a product that wraps past 2^64
+//   would allocate a few bytes and then write gigabytes into them (tp.zeros(2**62) crashed). A count above
+//   INT64_MAX, a negative size or a negative stride raises RuntimeError, as PyTorch's computeStorageNbytes does
+//   ("Storage size calculation overflowed with sizes=[...]"). So the allocators may add their rounding to the
+//   result without overflowing size_t.
+size_t storage_nbytes(const Shape &sizes, int64_t itemsize);
+size_t storage_nbytes(const Shape &sizes, const Shape &strides, int64_t itemsize, int64_t storage_offset = 0);
 Tensor empty_tensor(const Shape &sizes, ScalarType dtype, Device device);
 Tensor empty_strided_tensor(const Shape &sizes, const Shape &strides, ScalarType dtype, Device device);
 // A new TensorImpl over `base`'s storage with other geometry: what every view op returns.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda/strided32.h"
+#include "kernels/index_helpers.h"
 
 namespace tp::p10::cuda {
 
@@ -137,8 +138,8 @@ void IndexErrorFlag::raise_if_set(const char *op, const std::vector<int64_t> &di
   const volatile int64_t *h = settled();
   for (int k = 0; k < slots_; ++k)
     if (h[2 * k])
-      fail(ErrorKind::Index, op, "(): index ", int64_t(h[2 * k + 1]), " is out of bounds for dimension ",
-           dims[size_t(k)], " with size ", sizes[size_t(k)]);
+      fail(index_error_kind(op), op, "(): index ", int64_t(h[2 * k + 1]), " is out of bounds for dimension ",
+           dims[size_t(k)], " with size ", sizes[size_t(k)]);  // the type: Note [Index error types]
 }
 
 bool IndexErrorFlag::any_set() const {

@@ -13,8 +13,9 @@
 
 namespace tp::p10 {
 
-// add/sub's argument checks, the same on every backend: alpha must fit the result's dtype, and bool - bool has
-// no meaning (PyTorch points to xor).
+// add/sub's argument checks, the same on every backend: alpha must fit the result's dtype, and subtraction
+// refuses bool operands, as PyTorch's sub_check: bool - bool points to xor, a bool with anything else (`1 - mask`,
+// `x - mask`, Tensor.__rsub__) to `~`, since that is what such code usually means.
 inline void check_add_alpha(const char *op, ScalarType common, const Scalar &alpha) {
   TP_CHECK(!(common == ScalarType::Bool && !alpha.is_bool() && alpha.to_double() != 1), Runtime, op,
            ": Boolean alpha only supported for Boolean results.");
@@ -22,9 +23,13 @@ inline void check_add_alpha(const char *op, ScalarType common, const Scalar &alp
            ": For integral input tensors, argument alpha must not be a floating point number.");
 }
 inline void check_sub_bool(const Tensor &a, const Tensor &b) {
-  TP_CHECK(a.dtype() != ScalarType::Bool || b.dtype() != ScalarType::Bool, Runtime,
+  const bool ba = a.dtype() == ScalarType::Bool, bb = b.dtype() == ScalarType::Bool;
+  TP_CHECK(!(ba && bb), Runtime,
            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
            "operator instead.");
+  TP_CHECK(!(ba || bb), Runtime,
+           "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+           "use the `~` or `logical_not()` operator instead.");
 }
 
 // A Python-number-like 0-d tensor (Note [Wrapped numbers] in python/py_ops.cpp): promotion ranks it below

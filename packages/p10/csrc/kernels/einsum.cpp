@@ -37,15 +37,15 @@ std::vector<int> parse_subscripts(const std::string &s, const char *where) {
     char c = s[i];
     if (c == ' ') continue;
     if (c == '.') {
-      TP_CHECK(s.compare(i, 3, "...") == 0, Value, "einsum(): found '.' for ", where,
+      TP_CHECK(s.compare(i, 3, "...") == 0, Runtime, "einsum(): found '.' for ", where,
                " that is not part of any ellipsis");
-      TP_CHECK(std::find(out.begin(), out.end(), -1) == out.end(), Value, "einsum(): found '.' for ", where,
+      TP_CHECK(std::find(out.begin(), out.end(), -1) == out.end(), Runtime, "einsum(): found '.' for ", where,
                " for which an ellipsis was already found");
       out.push_back(-1);
       i += 2;
       continue;
     }
-    TP_CHECK(label_of(c) >= 0, Value, "einsum(): invalid subscript given at index ", i,
+    TP_CHECK(label_of(c) >= 0, Runtime, "einsum(): invalid subscript given at index ", i,
              " in the equation string, subscripts must be in [a-zA-Z]");
     out.push_back(label_of(c));
   }
@@ -142,8 +142,8 @@ static Tensor einsum(const std::string &equation, const std::vector<Tensor> &ten
     start = comma + 1;
   }
   TP_CHECK(!tensors.empty(), Value, "einsum(): must provide at least one operand");
-  TP_CHECK(subs.size() <= tensors.size(), Value, "einsum(): fewer operands were provided than specified in the equation");
-  TP_CHECK(subs.size() >= tensors.size(), Value, "einsum(): more operands were provided than specified in the equation");
+  TP_CHECK(subs.size() <= tensors.size(), Runtime, "einsum(): fewer operands were provided than specified in the equation");
+  TP_CHECK(subs.size() >= tensors.size(), Runtime, "einsum(): more operands were provided than specified in the equation");
   for (size_t i = 1; i < tensors.size(); ++i)
     TP_CHECK(tensors[i].dtype() == tensors[0].dtype(), Runtime, "expected scalar type ",
              scalar_type_name(tensors[0].dtype()), " but found ", scalar_type_name(tensors[i].dtype()));
@@ -218,9 +218,9 @@ static Tensor einsum(const std::string &equation, const std::vector<Tensor> &ten
         for (int64_t j = 0; j < ell_dims; ++j) out.push_back(int(kLetters + j));
         continue;
       }
-      TP_CHECK(count[l] > 0, Value, "einsum(): output subscript ", letter_of(l),
+      TP_CHECK(count[l] > 0, Runtime, "einsum(): output subscript ", letter_of(l),
                " does not appear in the equation for any input operand");
-      TP_CHECK(std::find(out.begin(), out.end(), l) == out.end(), Value, "einsum(): output subscript ", letter_of(l),
+      TP_CHECK(std::find(out.begin(), out.end(), l) == out.end(), Runtime, "einsum(): output subscript ", letter_of(l),
                " appears more than once in the output");
       out.push_back(l);
     }
@@ -257,7 +257,7 @@ static Tensor einsum(const std::string &equation, const std::vector<Tensor> &ten
     if (path && step * 2 + 1 < path->size()) {
       bi = int((*path)[step * 2]);
       bj = int((*path)[step * 2 + 1]);
-      TP_CHECK(bi != bj && bi >= 0 && bj >= 0 && bi < int(terms.size()) && bj < int(terms.size()), Value,
+      TP_CHECK(bi != bj && bi >= 0 && bj >= 0 && bi < int(terms.size()) && bj < int(terms.size()), Runtime,
                "einsum(): invalid contraction path entry (", bi, ", ", bj, ")");
       if (bi > bj) std::swap(bi, bj);
     } else {

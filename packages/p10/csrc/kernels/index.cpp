@@ -258,7 +258,9 @@ static Tensor index_add_(const Tensor &self, int64_t dim, const Tensor &index, c
   Tensor src = alpha.to_double() == 1 ? source : call_op(TP_OP("mul"), source, call_op(TP_OP("scalar_tensor"), alpha,
                                                   std::optional<ScalarType>(), std::optional<Device>()));
   src = src.dtype() == self.dtype() ? src : cast_to(src, self.dtype());
-  return scatter_src_(self, d, spread_index(index, source.sizes(), d, "index_add_"), src, std::string("add"));
+  Tensor idx = spread_index(index, source.sizes(), d, "index_add_");
+  check_index_range(index, self.dim() ? self.sizes()[d] : 1, d, "index_add_", false);  // Note [Index error types]
+  return scatter_src_(self, d, idx, src, std::string("add"));
 }
 
 static Tensor index_copy_(const Tensor &self, int64_t dim, const Tensor &index, const Tensor &source) {
@@ -266,7 +268,9 @@ static Tensor index_copy_(const Tensor &self, int64_t dim, const Tensor &index, 
   TP_CHECK(index.numel() == (source.dim() ? source.sizes()[d] : 1), Index, "index_copy_(): Number of indices (",
            index.numel(), ") should be equal to source.size(dim) (", source.dim() ? source.sizes()[d] : 1, ")");
   Tensor src = source.dtype() == self.dtype() ? source : cast_to(source, self.dtype());
-  return scatter_src_(self, d, spread_index(index, source.sizes(), d, "index_copy_"), src, std::nullopt);
+  Tensor idx = spread_index(index, source.sizes(), d, "index_copy_");
+  check_index_range(index, self.dim() ? self.sizes()[d] : 1, d, "index_copy_", false);  // Note [Index error types]
+  return scatter_src_(self, d, idx, src, std::nullopt);
 }
 
 static Tensor index_fill_(const Tensor &self, int64_t dim, const Tensor &index, const Scalar &value) {

@@ -19,7 +19,7 @@ void check_index_range(const Tensor &index, int64_t size, int64_t dim, const cha
   const int64_t lo = allow_negative ? -size : 0;
   for (int64_t i = 0; i < idx.numel(); ++i)
     if (p[i] < lo || p[i] >= size)
-      fail(ErrorKind::Index, op, "(): index ", p[i], " is out of bounds for dimension ", dim, " with size ", size);
+      fail(index_error_kind(op), op, "(): index ", p[i], " is out of bounds for dimension ", dim, " with size ", size);
 }
 
 Tensor wrap_negative(const Tensor &index, int64_t size, const char *op, int64_t dim) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #include "dispatch/kernel_box.h"
 #include "loop/tensor_iterator.h"
@@ -15,8 +16,21 @@ inline IterConfig raw_iter_config(const char *op, ScalarType out_dtype) {
                     .resize_out = false};
 }
 
-// Every index value in [0, size) (or [-size, size) when negatives are allowed); IndexError naming the first bad
-// value, the dim and the size otherwise. Runs before any kernel loop: loops must never throw.
+// Note [Index error types]
+//   PyTorch code catches a bad index by type, and PyTorch is not uniform: gather and the scatter family check
+//   their indices with TORCH_CHECK (RuntimeError), every other indexing op (x[idx], index_select, index_add_,
+//   index_copy_, index_fill_, take, put_) with TORCH_CHECK_INDEX (IndexError). The op's name decides, here, for
+//   the CPU check below and for the CUDA kernels' error flag (cuda/index_common.cpp), so the two agree. Ops
+//   built on scatter_ (index_add_, index_copy_) check their index under their own name first.
+inline ErrorKind index_error_kind(const char *op) {
+  const std::string_view name(op);
+  const bool runtime = name.starts_with("gather") || name.starts_with("scatter");
+  return runtime ? ErrorKind::Runtime : ErrorKind::Index;
+}
+
+// Every index value in [0, size) (or [-size, size) when negatives are allowed); an error of
+// index_error_kind(op) naming the first bad value, the dim and the size otherwise. Runs before any kernel loop:
+// loops must never throw.
 void check_index_range(const Tensor &index, int64_t size, int64_t dim, const char *op, bool allow_negative);
 
 // An int64 index with negative values wrapped (x < 0 -> x + size), after check_index_range(allow_negative).

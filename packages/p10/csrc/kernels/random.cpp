@@ -71,6 +71,9 @@ static void normal_(const Operator &op, Stack &s, void *) {
 
 static void random_(const Operator &op, Stack &s, void *) {
   Tensor self = s[0].tensor;
+  // A RuntimeError in PyTorch, not the NotImplementedError of the dtype dispatch below.
+  TP_CHECK(!is_complex(self.dtype()), Runtime, "random_: check_random_bounds handles only integral, floating-point "
+           "and boolean types, got ", scalar_type_name(self.dtype()));
   Tensor r;
   if (op.schema.overload == "from") {
     int64_t from = s[1].to_int();

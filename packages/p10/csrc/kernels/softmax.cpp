@@ -165,7 +165,7 @@ static Tensor softmax_impl(const char *op, const Tensor &self, int64_t dim, std:
   const int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1), op);
   Tensor x = self;
   if (dtype && *dtype != x.dtype()) x = cast_to(x, *dtype);
-  TP_CHECK(is_floating(x.dtype()), Runtime, op, ": expected a floating point input, got ",
+  TP_CHECK(is_floating(x.dtype()), NotImplemented, op, ": expected a floating point input, got ",
            scalar_type_name(x.dtype()), " (pass dtype= to compute in a floating dtype)");
   if (!x.is_contiguous()) x = call_op<Tensor>(TP_OP("contiguous"), x);
   Tensor out = empty_tensor(x.sizes(), x.dtype(), x.device());

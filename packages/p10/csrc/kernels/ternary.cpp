@@ -159,7 +159,7 @@ static Tensor clamp_impl(const char *op, const Tensor &self, const Tensor &min, 
   for (const Tensor &b : {min, max})
     if (b.defined()) all.push_back(b);
   const ScalarType ct = result_type(all);
-  TP_CHECK(!is_complex(ct), Runtime, op, ": clamp is not supported for complex types");
+  TP_CHECK(!is_complex(ct), NotImplemented, op, ": clamp is not supported for complex types");  // as PyTorch
   auto scalar_bound = [](const Tensor &b) { return !b.defined() || (b.dim() == 0 && b.device().is_cpu()); };
   const bool scalar_bounds = scalar_bound(min) && scalar_bound(max);
   std::vector<Tensor> inputs{self};

@@ -57,7 +57,7 @@ template <typename T> static T sign_of(T v) {
 }
 
 static Tensor sign_impl(const UnaryCall &c, const Tensor &self) {
-  TP_CHECK(!is_complex(self.dtype()), Runtime, "Unlike NumPy, torch.sign is not intended to support complex "
+  TP_CHECK(!is_complex(self.dtype()), NotImplemented, "Unlike NumPy, torch.sign is not intended to support complex "
            "numbers. Please use torch.sgn instead.");
   check_out_dtype(c, self.dtype());
   TensorIterator it = unary_iter(c, self, false);

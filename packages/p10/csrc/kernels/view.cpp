@@ -16,17 +16,17 @@ static Tensor as_strided(const Tensor &self, std::vector<int64_t> size, std::vec
            size.size(), " vs ", stride.size(), ")");
   int64_t offset = storage_offset.value_or(self.storage_offset());
   TP_CHECK(offset >= 0, Runtime, "as_strided: Tensor: invalid storage offset ", offset);
-  int64_t max_index = offset;
   for (size_t d = 0; d < size.size(); ++d) {
     TP_CHECK(size[d] >= 0, Runtime, "as_strided: negative size ", size[d], " in ", shape_str(size));
     TP_CHECK(stride[d] >= 0, Runtime, "as_strided: negative strides are not supported, got ", shape_str(stride));
-    if (size[d] == 0) { max_index = -1; break; }
-    max_index += (size[d] - 1) * stride[d];
   }
-  int64_t available = int64_t(self->storage->nbytes / size_t(self.impl()->itemsize()));
-  TP_CHECK(max_index < available, Runtime, "as_strided: setStorage: sizes ", shape_str(size), ", strides ",
-           shape_str(stride), ", storage offset ", offset, " require a storage of ", max_index + 1,
-           " elements, but it has ", available);
+  // Checked arithmetic (Note [Storage size]): an extent that wraps would pass the bounds check and read anywhere.
+  int64_t itemsize = self.impl()->itemsize();
+  size_t needed = storage_nbytes(size, stride, itemsize, offset);
+  TP_CHECK(needed <= self->storage->nbytes, Runtime, "as_strided: setStorage: sizes ", shape_str(size),
+           ", strides ", shape_str(stride), ", storage offset ", offset, ", and itemsize ", itemsize,
+           " requiring a storage size of ", needed, " are out of bounds for storage of size ",
+           self->storage->nbytes);
   return make_view(self, size, stride, offset);
 }
 
@@ -40,7 +40,9 @@ static Shape infer_size(const std::vector<int64_t> &shape, int64_t numel, const 
       infer = int64_t(i);
     } else {
       TP_CHECK(out[i] >= 0, Runtime, op, ": invalid shape dimension ", out[i]);
-      known *= out[i];
+      // A product that wraps could match numel by accident ([2**62 + 1, 4] is 4 modulo 2**64).
+      TP_CHECK(!__builtin_mul_overflow(known, out[i], &known), Runtime, op, ": shape '", shape_str(shape),
+               "' is invalid for input of size ", numel);
     }
   }
   if (infer >= 0) {

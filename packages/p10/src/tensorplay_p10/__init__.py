@@ -101,6 +101,7 @@ from ._functional import (
     unique,
     unique_consecutive,
     unsqueeze,
+    where,
 )
 from ._interpolate import interpolate
 from ._matmul import einsum, tensordot
@@ -200,6 +201,7 @@ __all__ = [
     "library",
     "linalg",
     "nonzero",
+    "where",
     "unique",
     "unique_consecutive",
     "return_types",

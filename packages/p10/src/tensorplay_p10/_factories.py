@@ -118,7 +118,8 @@ def _infer_dtype(data: Any) -> D.dtype:
             k = x.dtype.kind if x.dtype.kind in "bifc" else "f"
             k = "i" if k == "u" else k
         else:
-            raise TypeError(f"Could not infer dtype of {type(x).__name__}")
+            # RuntimeError, as PyTorch raises it (tp.tensor(None), tp.tensor([1, object()])).
+            raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
         kind = max(kind, k, key="bifc".index) if kind else k
     dflt = D.get_default_dtype()
     return {"b": D.bool, "i": D.int64, "f": dflt, "c": dflt.to_complex(), "": dflt}[kind]

@@ -41,6 +41,19 @@ def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:
     return input.nonzero(as_tuple=as_tuple)
 
 
+def where(condition: Tensor, input: Any = None, other: Any = None, *, out: Tensor | None = None) -> Any:
+    """``input`` where ``condition`` holds, else ``other``, broadcast together. With ``condition`` alone,
+    ``nonzero(condition, as_tuple=True)``: one index tensor per dim, as in PyTorch."""
+    if input is None and other is None:
+        if out is not None:
+            raise TypeError("where(condition) takes no out= argument")
+        return nonzero(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() expects either only condition, or condition, input and other")
+    where_op = ops._function("where")
+    return where_op(condition, input, other) if out is None else where_op(condition, input, other, out=out)
+
+
 def is_tensor(obj: object) -> bool:
     """True for tensorplay tensors (and subclasses)."""
     return isinstance(obj, Tensor)

@@ -443,6 +443,11 @@ class Tensor(TensorOperators, TensorRandomFills, _C.TensorBase):
                 raise ValueError(f"invalid type: '{dtype}'")
         return self.to(dtype)
 
+    def type_as(self, other: Tensor) -> Tensor:
+        """``self`` with ``other``'s dtype and device: ``self`` itself when both already match (PyTorch's
+        ``self.to(other.options())``)."""
+        return self.to(dtype=other.dtype, device=other.device)
+
     def cpu(self) -> Tensor:
         return self.to("cpu")
 

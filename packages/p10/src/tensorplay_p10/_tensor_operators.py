@@ -157,6 +157,9 @@ class TensorOperators:
         return _op("bitwise_xor_")(self, other)
 
     def __invert__(self) -> Tensor:
+        # PyTorch refuses `~` on other dtypes in Python with a TypeError (bitwise_not: NotImplementedError).
+        if self.dtype.is_floating_point or self.dtype.is_complex:
+            raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _op("bitwise_not")(self)
 
     def __lshift__(self, other: Any) -> Tensor:

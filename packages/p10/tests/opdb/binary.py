@@ -127,6 +127,12 @@ def _sub_errors(op):
     yield ErrorInput(
         SampleInput(b, (b,)), RuntimeError, r"Subtraction, the `-` operator, with two bool", False
     )
+    yield ErrorInput(
+        SampleInput(tp.ones(1), (b,)),
+        RuntimeError,
+        r"Subtraction, the `-` operator, with a bool tensor",
+        False,
+    )
 
 
 def _int_div_zero(op):

@@ -175,8 +175,8 @@ def _bitwise_float_error(name):
     def gen(op):
         yield ErrorInput(
             SampleInput(tp.ones(2), (tp.ones(2),)),
-            TypeError,
-            f"{name}: not implemented for dtype 'float32'",
+            NotImplementedError,
+            f"\"{name}\" not implemented for 'Float'",
             True,
         )
 
