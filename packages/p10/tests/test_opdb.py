@@ -344,6 +344,37 @@ def _torch_fn(torch, op: OpInfo):
     return lambda x, *a, **k: getattr(x, op.name)(*a, **k)
 
 
+def _self_consistent(torch, fn, ts: SampleInput, theirs, dtype):
+    """PyTorch's float32 result with the elements where its vectorised CPU kernels disagree with PyTorch itself
+    replaced by its float64 answer: gelu(inf) is NaN in torch's AVX-512 float32 loop but inf in its float64 and
+    scalar paths. Only NaNs that float64 does not produce are replaced, so every other value still comes from the
+    float32 call, and ours must equal PyTorch's own answer there."""
+    if dtype is not tp.float32 or not isinstance(theirs, tp.Tensor) or not theirs.dtype.is_floating_point:
+        return theirs
+    t32 = theirs.numpy()
+    if not np.isnan(t32).any():
+        return theirs
+
+    def up(v):
+        if isinstance(v, torch.Tensor) and v.dtype == torch.float32:
+            return v.double()
+        if isinstance(v, (tuple, list)):
+            return type(v)(up(x) for x in v)
+        if isinstance(v, dict):
+            return {k: up(x) for k, x in v.items()}
+        return v
+
+    try:
+        t64 = fn(up(ts.input), *up(ts.args), **up(ts.kwargs))
+    except (TypeError, RuntimeError, ValueError, IndexError):
+        return theirs
+    if not isinstance(t64, torch.Tensor) or tuple(t64.shape) != t32.shape:
+        return theirs
+    t64 = t64.float().numpy()
+    fixed = np.where(np.isnan(t32) & ~np.isnan(t64), t64, t32)
+    return tp.from_numpy(np.ascontiguousarray(fixed))
+
+
 @pytest.mark.parametrize("op,dtype", _params("torch", [o for o in op_db if o.torch], _representative))
 def test_matches_torch(op: OpInfo, dtype):
     """Values and result dtype against PyTorch 2.13. Samples PyTorch itself rejects (a Python number where
@@ -362,7 +393,7 @@ def test_matches_torch(op: OpInfo, dtype):
         except (TypeError, RuntimeError, ValueError, IndexError):
             continue
         mine = _call(op, sample)
-        theirs = _from_torch(torch, theirs)
+        theirs = _self_consistent(torch, fn, ts, _from_torch(torch, theirs), dtype)
         if isinstance(_first(mine), tp.Tensor) and op.result_dtype is not None:
             assert _first(mine).dtype is _first(theirs).dtype, f"{op.id} on {sample!r}: dtype vs torch"
         if op.compare_values:

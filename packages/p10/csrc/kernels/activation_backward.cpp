@@ -119,7 +119,8 @@ static Tensor elu_backward(const Tensor &grad_output, const Scalar &alpha, const
   const double neg = alpha.to_double() * scale.to_double(), pos = scale.to_double(), is = input_scale.to_double();
   return backward_op("elu_backward", grad_output, self_or_result, [=](auto g, auto x) {
     using M = decltype(g);
-    if (x > M(0)) return g * M(pos);
+    // PyTorch tests `x <= 0`, so a NaN input takes the positive side (grad scale), not NaN.
+    if (!(x <= M(0))) return g * M(pos);
     return is_result ? g * M(is) * (x + M(neg)) : g * M(is) * M(neg) * std::exp(x * M(is));
   });
 }

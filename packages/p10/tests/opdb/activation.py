@@ -137,7 +137,7 @@ def _elu_backward(g, alpha, scale, input_scale, is_result, x):
         if is_result
         else g * input_scale * alpha * scale * np.exp(x * input_scale)
     )
-    return np.where(x > 0, g * scale, neg)
+    return np.where(x <= 0, neg, g * scale)  # PyTorch's test: a NaN x takes the positive side
 
 
 def _gelu_backward(g, x, approximate="none"):

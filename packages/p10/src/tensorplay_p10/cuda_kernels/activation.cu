@@ -66,9 +66,9 @@ struct Heaviside {
   };
 TP_BACK(LeakyReluBackward, x > A(0) ? g : g * A(p.p0))
 // From the input x (p0 = alpha scale, p1 = scale, p2 = input_scale): x <= 0 gives grad is neg e^(is x).
-TP_BACK(EluBackward, x > A(0) ? g * A(p.p1) : g * A(p.p2) * A(p.p0) * m_exp(x * A(p.p2)))
+TP_BACK(EluBackward, x <= A(0) ? g * A(p.p2) * A(p.p0) * m_exp(x * A(p.p2)) : g * A(p.p1))  // NaN: g p1, as PyTorch
 // From the result y (in-place elu): x <= 0 gives grad is (y + neg).
-TP_BACK(EluBackwardResult, x > A(0) ? g * A(p.p1) : g * A(p.p2) * (x + A(p.p0)))
+TP_BACK(EluBackwardResult, x <= A(0) ? g * A(p.p2) * (x + A(p.p0)) : g * A(p.p1))
 // p0 = beta, p1 = threshold: grad where beta x > threshold, else grad sigmoid(beta x).
 TP_BACK(SoftplusBackward, x * A(p.p0) > A(p.p1) ? g : g / (A(1) + m_exp(-(x * A(p.p0)))))
 // Zero where the clamp to [p0, p1] is active.
