@@ -161,7 +161,7 @@ def test_heaviside_values_at_zero_and_nan():
     [
         (lambda: tp.gelu(tp.ones(2), approximate="exact"), RuntimeError, "gelu: approximate argument"),
         (lambda: tp.gelu_backward(tp.ones(2), tp.ones(2), approximate="x"), RuntimeError, "gelu_backward"),
-        (lambda: tp.silu(tp.ones(2, dtype=tp.int64)), TypeError, "silu.*int64"),
+        (lambda: tp.silu(tp.ones(2, dtype=tp.int64)), NotImplementedError, "silu.*Long"),
         (lambda: tp.relu(tp.ones(2, dtype=tp.bool)), RuntimeError, "relu.*Boolean"),
         (lambda: tp.hardtanh(tp.ones(2, dtype=tp.bool)), RuntimeError, "hardtanh.*Bool"),
         (lambda: tp.softshrink(tp.ones(2), -1.0), RuntimeError, "softshrink.*lambda must be greater"),

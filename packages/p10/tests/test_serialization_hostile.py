@@ -265,7 +265,7 @@ def test_huge_zero_stride_view_that_fits_is_safe(tmp):
     write_pt(tmp("z.pt"), P(tensor(size=(2**60,), stride=(0,))))
     t = tp.load(tmp("z.pt"))
     assert t.shape == (2**60,) and t[2**59].item() == 0.0
-    with pytest.raises(RuntimeError, match="out of memory"):  # refused by the allocator, not a crash
+    with pytest.raises(RuntimeError, match="not enough memory"):  # refused by the allocator, not a crash
         t.clone()
 
 

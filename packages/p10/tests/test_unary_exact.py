@@ -88,7 +88,7 @@ def test_bool_inputs_follow_pytorch():
     assert tp.square(b).dtype is tp.int64 and tp.square(b).tolist() == [1, 0]  # pow(b, 2) promotes
     assert tp.nan_to_num(b).tolist() == [True, False]
     for name in ["abs", "floor", "ceil", "round", "trunc", "frac"]:
-        with pytest.raises(TypeError, match=f"{name}: not implemented for dtype 'bool'"):
+        with pytest.raises(NotImplementedError, match=f'"{name}" not implemented for \'Bool\''):
             getattr(tp, name)(b)
     with pytest.raises(RuntimeError, match="Negation"):
         tp.neg(b)
@@ -113,7 +113,7 @@ def test_round_half_to_even_and_decimals():
     ]  # as NumPy
     assert tp.round(tp.tensor([125.0, 135.0, 150.0]), decimals=-1).tolist() == [120, 140, 150]  # half to even
     assert tp.round(tp.tensor([1, -2]), decimals=0).tolist() == [1, -2]
-    with pytest.raises(TypeError, match="round: not implemented for dtype 'int64'"):
+    with pytest.raises(NotImplementedError, match="\"round\" not implemented for 'Long'"):
         tp.round(tp.tensor([1, 2]), decimals=1)
     x = tp.tensor([1.25, 3.14159])
     assert x.round_(decimals=1) is x and x.tolist() == pytest.approx([1.2, 3.1])
@@ -125,7 +125,7 @@ def test_frac():
         got = to_np(tp.frac(as_tp(a, dtype)))
         with np.errstate(invalid="ignore"):
             np.testing.assert_array_equal(got, a - np.trunc(a))  # frac(±inf) is NaN
-    with pytest.raises(TypeError, match="frac: not implemented for dtype 'int64'"):
+    with pytest.raises(NotImplementedError, match="\"frac\" not implemented for 'Long'"):
         tp.frac(tp.tensor([1]))
 
 
