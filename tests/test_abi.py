@@ -4,7 +4,8 @@ Each native module (tensorplay_tpx._C, tensorplay_stax._C, tensorplay_nn._C) imp
 `_abi_*` functions they export exercise it from the consumer side:
 - nn defines a brand-new op from a schema string and registers a boxed CPU kernel for it;
 - tpx registers a boxed wrapper kernel at the Tracer key that counts calls and redispatches below itself;
-- stax reads a tensor's metadata through the handle getters.
+- stax reads a tensor's metadata through the handle getters, names dispatch keys by code (key_count, key_name,
+  key_find) and reads and writes the thread-local key sets as bitsets of TP_KEY_* codes.
 Constants (ABI version, dtype and device codes) are parsed from the header, never typed in by hand.
 """
 
@@ -145,3 +146,48 @@ def test_tensor_meta_of_a_transposed_view_has_transposed_strides() -> None:
 def test_tensor_meta_of_a_non_tensor_is_a_type_error() -> None:
     with pytest.raises(TypeError):
         tensorplay_stax._C._abi_tensor_meta([1.0, 2.0])
+
+
+# ---- stax: dispatch keys by code, and the thread-local key sets as TP_KEY_* bitsets ----
+# P10 keeps priorities to itself (Note [Dispatch key table]): across the ABI a key is its TP_KEY_* code and a
+# key set a bitset of codes, whatever bit P10 gives the key inside.
+KEY_ROWS = tensorplay_p10._C._dispatch_keys()
+
+
+def test_key_names_by_code_through_the_abi() -> None:
+    by_code = {r["abi_code"]: r["name"] for r in KEY_ROWS}
+    assert tensorplay_stax._C._abi_keys() == [(c, by_code.get(c)) for c in range(max(by_code) + 1)]
+    for r in KEY_ROWS:
+        assert C[r["abi_name"]] == r["abi_code"]
+        assert tensorplay_stax._C._abi_key_find(r["name"]) == r["abi_code"]
+    assert tensorplay_stax._C._abi_key_find("NoSuchKey") == -1
+
+
+def test_tls_key_sets_cross_the_abi_as_code_bits() -> None:
+    p10 = tensorplay_p10._C
+    saved = tensorplay_stax._C._abi_tls_keys()
+    try:
+        with tensorplay_p10.library.include_keys("Tracer"), tensorplay_p10.library.exclude_keys("Autocast"):
+            included, excluded = tensorplay_stax._C._abi_tls_keys()
+            assert included == saved[0] | 1 << C["TP_KEY_TRACER"]
+            assert excluded == saved[1] | 1 << C["TP_KEY_AUTOCAST"]
+        tensorplay_stax._C._abi_set_tls_keys(1 << C["TP_KEY_PYTHON"], 1 << C["TP_KEY_AUTOGRAD"])
+        assert p10._tls_included() == p10._key_bit("Python")
+        assert p10._tls_excluded() == p10._key_bit("Autograd")
+        # Codes of kernel slots (never in a key set) and codes P10 does not know are dropped on the way in.
+        unknown = next(c for c in range(31, -1, -1) if c not in {r["abi_code"] for r in KEY_ROWS})
+        tensorplay_stax._C._abi_set_tls_keys(1 << C["TP_KEY_COMPOSITE"] | 1 << unknown, 0)
+        assert (p10._tls_included(), p10._tls_excluded()) == (0, 0)
+    finally:
+        tensorplay_stax._C._abi_set_tls_keys(*saved)
+    assert tensorplay_stax._C._abi_tls_keys() == saved
+
+
+def test_tpx_grad_mode_is_the_autograd_code_bit() -> None:
+    # tpx keeps grad mode as TP_KEY_BIT(TP_KEY_AUTOGRAD) in the excluded set; P10 must read it as Autograd.
+    autograd = tensorplay_p10._C._key_bit("Autograd")
+    assert not tensorplay_p10._C._tls_excluded() & autograd
+    with tensorplay_tpx.autograd.no_grad():
+        assert tensorplay_p10._C._tls_excluded() & autograd
+        assert tensorplay_stax._C._abi_tls_keys()[1] & 1 << C["TP_KEY_AUTOGRAD"]
+    assert not tensorplay_p10._C._tls_excluded() & autograd

@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 4
+#define TP_ABI_MINOR 5
 #define TP_ABI_CAPSULE_NAME "tensorplay_p10._C._tp_abi"
 
 /* Opaque handles. A TP_Tensor is P10's TensorImpl; a TP_Op is a registered operator. */
@@ -53,8 +53,10 @@ typedef enum TP_DType {
 /* device type codes */
 typedef enum TP_DeviceType { TP_DEVICE_CPU = 0, TP_DEVICE_CUDA = 1, TP_DEVICE_META = 2, TP_DEVICE_PRIVATEUSE1 = 3 } TP_DeviceType;
 
-/* Dispatch keys, lowest priority first: the value is the bit index in a TP_KeySet. Must equal P10's
- * DispatchKey enum (dispatch_key.h checks this with static_asserts). */
+/* Dispatch key codes: stable numbers naming keys across the ABI, NOT their priorities. A new key takes the next
+ * unused code; a code is never renumbered or reused. Which key runs first is P10's business, kept in its key
+ * table (Note [Dispatch key table] in packages/p10/csrc/dispatch/dispatch_key.h); ask P10 for names with
+ * key_name / key_find (since 1.5) rather than keeping a copy. */
 typedef enum TP_DispatchKey {
   TP_KEY_PRIVATEUSE1 = 0, TP_KEY_META = 1, TP_KEY_CPU = 2, TP_KEY_CUDA = 3,
   TP_KEY_AUTOGRAD = 4, TP_KEY_AUTOCAST = 5, TP_KEY_TRACER = 6, TP_KEY_PYTHON = 7,
@@ -62,7 +64,8 @@ typedef enum TP_DispatchKey {
   TP_KEY_COMPOSITE = 8,   /* a decomposition into other ops; also used for Autograd (differentiated through) */
   TP_KEY_ANY_BACKEND = 9  /* one kernel correct for every backend (views, metadata ops) */
 } TP_DispatchKey;
-typedef uint32_t TP_KeySet; /* bit k set = key k present */
+typedef uint32_t TP_KeySet; /* bit `code` set = the key with that TP_KEY_* code is present */
+#define TP_KEY_BIT(code) ((TP_KeySet)1u << (code))
 
 /* error kinds: each maps to one Python exception type */
 typedef enum TP_ErrorKind {
@@ -206,6 +209,11 @@ typedef struct TP_Api {
    * and has no autograd meta and requires_grad off: PyTorch's `tensor_data()`. Autograd keeps a node's own
    * output this way, so the saved copy does not own the output (and through it the node). */
   TP_Tensor *(*tensor_shallow_copy)(const TP_Tensor *t);
+
+  /* ---- minor 5: P10's dispatch keys, so a client need not keep its own list of names ---- */
+  int (*key_count)(void);             /* one more than the largest TP_KEY_* code P10 knows */
+  const char *(*key_name)(int code);  /* "CPU" (static storage), or NULL when no key has that code */
+  int (*key_find)(const char *name);  /* the TP_KEY_* code of the key named `name`, or -1 (no error set) */
 } TP_Api;
 
 /* Import P10's table. Returns NULL with a Python ImportError set when p10 is missing or too old.

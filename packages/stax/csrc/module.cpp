@@ -2,13 +2,16 @@
 //
 // Where it sits: Stax (capture and compile) is a client of P10 and TPX. Like every pillar it imports P10's
 // C ABI table (native/include/tensorplay/tp_abi.h) at init and reaches tensors only through it. The native
-// graph executor and fused CPU kernels will live here; today the module holds the ABI proof for tensor
-// metadata: it turns a Python Tensor into a handle and reads sizes, strides, offset, dtype and device.
+// graph executor and fused CPU kernels will live here; today the module holds ABI proofs: tensor metadata (a
+// Python Tensor turned into a handle: sizes, strides, offset, dtype, device) and dispatch keys (names by code,
+// and the thread-local key sets as TP_KEY_* bitsets).
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 
 #include <tensorplay/tp_abi.h>
 
 #include <cstdint>
+#include <string>
 
 namespace nb = nanobind;
 
@@ -54,6 +57,23 @@ nb::tuple abi_tensor_meta(nb::handle obj) {
                         api->tensor_dtype(t.get()), api->tensor_device_type(t.get()));
 }
 
+// ABI test: [(code, name)] for every code below key_count(); name is None for a code no key has.
+nb::list abi_keys() {
+  nb::list out;
+  for (int code = 0; code < api->key_count(); ++code) {
+    const char *name = api->key_name(code);
+    out.append(nb::make_tuple(code, name ? nb::object(nb::str(name)) : nb::none()));
+  }
+  return out;
+}
+
+// ABI test: the thread-local (included, excluded) key sets, bitsets of TP_KEY_* codes.
+nb::tuple abi_tls_keys() { return nb::make_tuple(api->tls_included(), api->tls_excluded()); }
+void abi_set_tls_keys(TP_KeySet included, TP_KeySet excluded) {
+  api->tls_set_included(included);
+  api->tls_set_excluded(excluded);
+}
+
 }  // namespace
 }  // namespace tp::stax
 
@@ -69,4 +89,11 @@ NB_MODULE(_C, m) {
       "(abi_major, abi_minor, struct_size) of the P10 C ABI table this module imported.");
   m.def("_abi_tensor_meta", &abi_tensor_meta, nb::arg("tensor"),
         "ABI test: (sizes, strides, storage_offset, dtype code, device type code) read through the C ABI.");
+  m.def("_abi_keys", &abi_keys, "ABI test: [(TP_KEY_* code, name or None)] from key_count and key_name.");
+  m.def(
+      "_abi_key_find", [](const std::string &name) { return api->key_find(name.c_str()); }, nb::arg("name"),
+      "ABI test: the TP_KEY_* code of a key name through key_find, -1 when unknown.");
+  m.def("_abi_tls_keys", &abi_tls_keys, "ABI test: (included, excluded) thread-local key sets as TP_KEY_* bits.");
+  m.def("_abi_set_tls_keys", &abi_set_tls_keys, nb::arg("included"), nb::arg("excluded"),
+        "ABI test: set both thread-local key sets from TP_KEY_* bitsets.");
 }

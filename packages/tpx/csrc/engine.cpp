@@ -36,10 +36,10 @@ namespace tp::tpx {
 bool anomaly_enabled = false;
 bool anomaly_check_nan = true;
 
-bool grad_enabled() { return !(api->tls_excluded() & (1u << TP_KEY_AUTOGRAD)); }
+bool grad_enabled() { return !(api->tls_excluded() & TP_KEY_BIT(TP_KEY_AUTOGRAD)); }
 void set_grad_enabled(bool on) {
   TP_KeySet ex = api->tls_excluded();
-  api->tls_set_excluded(on ? (ex & ~(1u << TP_KEY_AUTOGRAD)) : (ex | (1u << TP_KEY_AUTOGRAD)));
+  api->tls_set_excluded(on ? (ex & ~TP_KEY_BIT(TP_KEY_AUTOGRAD)) : (ex | TP_KEY_BIT(TP_KEY_AUTOGRAD)));
 }
 
 namespace {

@@ -19,7 +19,7 @@ DualState &state() {
 // Note [Forward AD dispatch]: the Autograd key joins or leaves the thread-local included set.
 void include_autograd(bool on) {
   TP_KeySet inc = api->tls_included();
-  api->tls_set_included(on ? (inc | (1u << TP_KEY_AUTOGRAD)) : (inc & ~(1u << TP_KEY_AUTOGRAD)));
+  api->tls_set_included(on ? (inc | TP_KEY_BIT(TP_KEY_AUTOGRAD)) : (inc & ~TP_KEY_BIT(TP_KEY_AUTOGRAD)));
 }
 
 struct ForwardADOff {

@@ -159,7 +159,7 @@ AccumulateGrad::AccumulateGrad(TensorRef v) : variable(std::move(v)) {
   seq_nr = UINT64_MAX;
 }
 
-static bool grad_mode_enabled() { return !(api->tls_excluded() & (1u << TP_KEY_AUTOGRAD)); }
+static bool grad_mode_enabled() { return !(api->tls_excluded() & TP_KEY_BIT(TP_KEY_AUTOGRAD)); }
 
 // ---- Note [Gradient layout contract] -----------------------------------------------------------------------------
 //   PyTorch's AccumulateGrad gives a parameter's .grad the parameter's layout. The gradients themselves need

@@ -311,11 +311,21 @@ int op_call(const TP_Op *op, const TP_Value *args, int64_t n, TP_Value *outs, in
   });
 }
 
+// The key of an ABI code (Note [Dispatch key table]); `runtime`: it must be a key a call can carry.
+DispatchKey key_of_code(const char *what, int code, bool runtime) {
+  DispatchKey k;
+  TP_CHECK(key_from_abi_code(code, &k), Value, what, ": invalid dispatch key code ", code, " (P10 knows ",
+           dispatch_key_names(), ")");
+  TP_CHECK(!runtime || is_runtime_key(k), Value, what, ": ", dispatch_key_name(k),
+           " is a kernel slot, not a key a call can carry");
+  return k;
+}
+
 int op_redispatch(const TP_Op *op, int key, const TP_Value *args, int64_t n, TP_Value *outs, int64_t nouts) {
   return guarded<int>(1, [&] {
-    TP_CHECK(key >= 0 && key < kNumRuntimeKeys, Value, "op_redispatch: invalid key ", key);
+    DispatchKey k = key_of_code("op_redispatch", key, true);
     Stack s = stack_from_abi(*op_of(op), args, n);
-    redispatch(*op_of(op), DispatchKey(key), s);
+    redispatch(*op_of(op), k, s);
     outs_to_abi(*op_of(op), s, outs, nouts);
     return 0;
   });
@@ -324,11 +334,11 @@ int op_redispatch(const TP_Op *op, int key, const TP_Value *args, int64_t n, TP_
 int op_register_kernel(const TP_Op *op, int key, TP_BoxedKernel fn, void *user_data, const char *file, int line) {
   return guarded<int>(1, [&] {
     TP_CHECK(op && fn, Value, "op_register_kernel: op and fn must not be NULL");
-    TP_CHECK(key >= 0 && key < kNumSlots, Value, "op_register_kernel: invalid dispatch key ", key);
+    DispatchKey slot = key_of_code("op_register_kernel", key, false);
     // Kernels registered through the ABI live for the whole process, like the ops themselves.
     auto *k = new AbiKernel{fn, user_data};
     std::string src = std::string(file ? file : "<C ABI>") + ":" + std::to_string(line);
-    register_kernel(*const_cast<Operator *>(op_of(op)), DispatchKey(key), Kernel{&abi_kernel_trampoline, k, src});
+    register_kernel(*const_cast<Operator *>(op_of(op)), slot, Kernel{&abi_kernel_trampoline, k, src});
     return 0;
   });
 }
@@ -336,10 +346,10 @@ int op_register_kernel(const TP_Op *op, int key, TP_BoxedKernel fn, void *user_d
 int op_register_fallback(int key, TP_BoxedKernel fn, void *user_data, const char *file, int line) {
   return guarded<int>(1, [&] {
     TP_CHECK(fn, Value, "op_register_fallback: fn must not be NULL");
-    TP_CHECK(key >= 0 && key < kNumRuntimeKeys, Value, "op_register_fallback: invalid dispatch key ", key);
+    DispatchKey wrapper = key_of_code("op_register_fallback", key, true);
     auto *k = new AbiKernel{fn, user_data};  // lives for the process, like ABI kernels
     std::string src = std::string(file ? file : "<C ABI>") + ":" + std::to_string(line);
-    register_fallback(DispatchKey(key), Kernel{&abi_kernel_trampoline, k, src});
+    register_fallback(wrapper, Kernel{&abi_kernel_trampoline, k, src});
     return 0;
   });
 }
@@ -395,10 +405,25 @@ void tensor_set_autograd_meta(TP_Tensor *t, void *meta, TP_Deleter deleter) {
   p->autograd_meta_deleter = deleter;
 }
 
-TP_KeySet tls_included() { return local_keys().included.bits; }
-TP_KeySet tls_excluded() { return local_keys().excluded.bits; }
-void tls_set_included(TP_KeySet k) { local_keys().included = KeySet(k & 0xffu); }
-void tls_set_excluded(TP_KeySet k) { local_keys().excluded = KeySet(k & 0xffu); }
+// A TP_KeySet is a bitset of ABI codes, not of priorities (Note [Dispatch key table]).
+TP_KeySet tls_included() { return keyset_to_abi(local_keys().included); }
+TP_KeySet tls_excluded() { return keyset_to_abi(local_keys().excluded); }
+void tls_set_included(TP_KeySet k) { local_keys().included = keyset_from_abi(k); }
+void tls_set_excluded(TP_KeySet k) { local_keys().excluded = keyset_from_abi(k); }
+
+int key_count() {
+  int n = 0;
+  for (const DispatchKeyInfo &k : kDispatchKeyTable) n = k.abi_code >= n ? k.abi_code + 1 : n;
+  return n;
+}
+const char *key_name(int code) {
+  DispatchKey k;
+  return key_from_abi_code(code, &k) ? dispatch_key_name(k) : nullptr;
+}
+int key_find(const char *name) {
+  DispatchKey k;
+  return name && parse_dispatch_key(name, &k) ? key_info(k).abi_code : -1;
+}
 
 const TP_Api g_api = {
     TP_ABI_MAJOR, TP_ABI_MINOR, sizeof(TP_Api),
@@ -414,6 +439,7 @@ const TP_Api g_api = {
     tensor_is_inference, tls_inference_mode, tls_set_inference_mode,
     cuda_launch,
     tensor_shallow_copy,
+    key_count, key_name, key_find,
 };
 
 }  // namespace

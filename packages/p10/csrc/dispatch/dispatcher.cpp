@@ -8,28 +8,7 @@
 
 namespace tp::p10 {
 
-// ---- keys ---------------------------------------------------------------------------------------------------
-const char *dispatch_key_name(DispatchKey k) {
-  static const char *names[kNumSlots] = {"PrivateUse1", "Meta",   "CPU",    "CUDA",      "Autograd",
-                                         "Autocast",    "Tracer", "Python", "Composite", "AnyBackend"};
-  int i = int(k);
-  return i >= 0 && i < kNumSlots ? names[i] : "?";
-}
-
-bool parse_dispatch_key(const std::string &name, DispatchKey *out) {
-  for (int i = 0; i < kNumSlots; ++i)
-    if (name == dispatch_key_name(DispatchKey(i))) { *out = DispatchKey(i); return true; }
-  return false;
-}
-
-std::string KeySet::str() const {
-  std::string s = "{";
-  bool first = true;
-  for (int i = kNumRuntimeKeys - 1; i >= 0; --i)
-    if (has(DispatchKey(i))) { s += (first ? "" : ", ") + std::string(dispatch_key_name(DispatchKey(i))); first = false; }
-  return s + "}";
-}
-
+// ---- operators (key names and KeySet::str live in dispatch_key.cpp) ----------------------------------------
 std::string Operator::keys_with_kernels() const {
   std::string s = "[";
   bool first = true;
@@ -95,9 +74,8 @@ std::vector<Operator *> all_ops() {
 void register_kernel(Operator &op, DispatchKey key, Kernel k) { op.kernels[int(key)] = std::move(k); }
 
 void register_fallback(DispatchKey key, Kernel k) {
-  TP_CHECK(int(key) >= int(DispatchKey::Autograd) && int(key) < kNumRuntimeKeys, Value,
-           "register_fallback: only wrapper keys (Autograd, Autocast, Tracer, Python) take fallbacks, got ",
-           dispatch_key_name(key));
+  TP_CHECK(is_wrapper_key(key), Value, "register_fallback: only wrapper keys ", kWrapperKeys.str(),
+           " take fallbacks, got ", dispatch_key_name(key));
   registry().fallbacks[int(key)] = std::move(k);
 }
 
@@ -238,7 +216,7 @@ void call(const Operator &op, Stack &stack) { run(op, compute_keys(op, stack), s
 void redispatch(const Operator &op, DispatchKey key, Stack &stack) {
   KeySet below = compute_keys(op, stack) - KeySet::at_or_above(key);
   // Keep wrapper keys at or above `key` off while the inner kernel runs (Note [Redispatch]).
-  KeySet wrappers = KeySet::at_or_above(key) & KeySet(0xf0u);  // bits 4..7: the wrapper keys
+  KeySet wrappers = KeySet::at_or_above(key) & kWrapperKeys;
   ExcludeKeysGuard guard(wrappers);
   run(op, below, stack);
 }

@@ -329,9 +329,26 @@ static std::string python_source(nb::handle fn) {
 
 static DispatchKey key_from_name(const std::string &name) {
   DispatchKey k;
-  TP_CHECK(parse_dispatch_key(name, &k), Value, "unknown dispatch key '", name,
-           "' (expected one of Python, Tracer, Autocast, Autograd, CUDA, CPU, Meta, PrivateUse1, Composite, AnyBackend)");
+  TP_CHECK(parse_dispatch_key(name, &k), Value, "unknown dispatch key '", name, "' (expected one of ",
+           dispatch_key_names(), ")");
   return k;
+}
+
+// A key a call's key set can hold (not a kernel slot); `what` names the caller for the error.
+static DispatchKey runtime_key_from_name(const std::string &name, const std::string &what) {
+  DispatchKey k = key_from_name(name);
+  TP_CHECK(is_runtime_key(k), Value, what, ": '", name, "' is a kernel slot, not a key a call can carry (",
+           "runtime keys: ", kRuntimeKeys.str(), ")");
+  return k;
+}
+
+static const char *kind_name(KeyKind kind) {
+  switch (kind) {
+    case KeyKind::Backend: return "backend";
+    case KeyKind::Wrapper: return "wrapper";
+    case KeyKind::Slot: return "slot";
+  }
+  return "?";
 }
 
 void bind_ops(nb::module_ &m) {
@@ -381,7 +398,7 @@ void bind_ops(nb::module_ &m) {
     Stack stack;
     std::string why;
     TP_CHECK(bind_arguments(*op, args, kwargs, stack, why), Type, name, "(): ", why);
-    redispatch(*op, key_from_name(key), stack);
+    redispatch(*op, runtime_key_from_name(key, "redispatch"), stack);
     return results_to_python(*op, stack);
   });
 
@@ -404,12 +421,43 @@ void bind_ops(nb::module_ &m) {
     return dtype_object(result_type(operands));
   });
 
-  // dispatch keys and thread-local sets
-  m.def("_key_bit", [](const std::string &name) { return 1u << uint8_t(key_from_name(name)); });
+  // dispatch keys (Note [Dispatch key table]) and thread-local sets. Python sees internal (priority) bits; only
+  // the C ABI speaks in TP_KEY_* codes, and _keyset_to_abi / _keyset_from_abi expose that translation to tests.
+  m.def("_dispatch_keys", [] {
+    nb::list rows;
+    for (int i = 0; i < kNumSlots; ++i) {
+      const DispatchKeyInfo &k = kDispatchKeyTable[i];
+      nb::dict d;
+      d["name"] = k.name;
+      d["priority"] = is_runtime_key(DispatchKey(i)) ? nb::object(nb::int_(i)) : nb::none();
+      d["abi_code"] = k.abi_code;
+      d["abi_name"] = k.abi_name;
+      d["kind"] = kind_name(k.kind);
+      d["doc"] = k.doc;
+      rows.append(d);
+    }
+    return rows;
+  }, "The dispatch key table, lowest priority first: one dict per row of dispatch_keys.def.");
+  m.def("_key_masks", [] {
+    nb::dict d;
+    d["backend"] = kBackendKeys.bits;
+    d["wrapper"] = kWrapperKeys.bits;
+    d["runtime"] = kRuntimeKeys.bits;
+    return d;
+  });
+  m.def("_key_bit", [](const std::string &name, const std::string &what) {
+    return KeySet(runtime_key_from_name(name, what)).bits;
+  }, nb::arg("name"), nb::arg("what") = "dispatch key set");
+  m.def("_keys_at_or_above", [](const std::string &name) {
+    return KeySet::at_or_above(runtime_key_from_name(name, "at_or_above")).bits;
+  });
+  m.def("_keyset_str", [](uint64_t bits) { return KeySet(bits).str(); });
+  m.def("_keyset_to_abi", [](uint64_t bits) { return keyset_to_abi(KeySet(bits)); });
+  m.def("_keyset_from_abi", [](TP_KeySet bits) { return keyset_from_abi(bits).bits; });
   m.def("_tls_included", [] { return local_keys().included.bits; });
   m.def("_tls_excluded", [] { return local_keys().excluded.bits; });
-  m.def("_set_tls_included", [](uint32_t bits) { local_keys().included = KeySet(bits & 0xffu); });
-  m.def("_set_tls_excluded", [](uint32_t bits) { local_keys().excluded = KeySet(bits & 0xffu); });
+  m.def("_set_tls_included", [](uint64_t bits) { local_keys().included = KeySet(bits) & kRuntimeKeys; });
+  m.def("_set_tls_excluded", [](uint64_t bits) { local_keys().excluded = KeySet(bits) & kRuntimeKeys; });
 
   // tracing for tp.explain
   m.def("_trace_begin", [] { take_trace(); set_trace_collect(true); });

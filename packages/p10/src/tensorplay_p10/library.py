@@ -23,18 +23,17 @@ from typing import Any
 
 from . import _C
 
-KEYS = (
-    "Python",
-    "Tracer",
-    "Autocast",
-    "Autograd",
-    "CUDA",
-    "CPU",
-    "Meta",
-    "PrivateUse1",
-    "Composite",
-    "AnyBackend",
-)
+
+def _key_names() -> tuple[str, ...]:
+    """Every dispatch key, runtime keys highest priority first, then the kernel-only slots (``Composite``,
+    ``AnyBackend``): read from P10's key table (Note [Dispatch key table] in csrc/dispatch/dispatch_key.h)."""
+    rows = _C._dispatch_keys()
+    runtime = sorted((r for r in rows if r["priority"] is not None), key=lambda r: -r["priority"])
+    return tuple(r["name"] for r in runtime) + tuple(r["name"] for r in rows if r["priority"] is None)
+
+
+# The names impl / fallback / include_keys / exclude_keys accept.
+KEYS = _key_names()
 
 
 class Library:
@@ -86,10 +85,10 @@ def redispatch(op_name: str, below_key: str, *args: Any, **kwargs: Any) -> Any:
     return _C._redispatch(op_name, below_key, *args, **kwargs)
 
 
-def _bits(keys: tuple[str, ...]) -> int:
+def _bits(keys: tuple[str, ...], what: str) -> int:
     bits = 0
     for k in keys:
-        bits |= _C._key_bit(k)
+        bits |= _C._key_bit(k, what)
     return bits
 
 
@@ -97,7 +96,7 @@ def _bits(keys: tuple[str, ...]) -> int:
 def include_keys(*keys: str) -> Iterator[None]:
     """Add dispatch keys to every op call on this thread for the duration of the block."""
     saved = _C._tls_included()
-    _C._set_tls_included(saved | _bits(keys))
+    _C._set_tls_included(saved | _bits(keys, "include_keys"))
     try:
         yield
     finally:
@@ -108,7 +107,7 @@ def include_keys(*keys: str) -> Iterator[None]:
 def exclude_keys(*keys: str) -> Iterator[None]:
     """Remove dispatch keys from every op call on this thread for the duration of the block."""
     saved = _C._tls_excluded()
-    _C._set_tls_excluded(saved | _bits(keys))
+    _C._set_tls_excluded(saved | _bits(keys, "exclude_keys"))
     try:
         yield
     finally:
