@@ -145,12 +145,14 @@ _REASON_SHAPE = re.compile(r"\b\d+\b|'[^']*'|\[[^\]]*\]")
 
 def skip_summary(run: Run) -> str:
     """The skipped cases counted by reason (numbers, quoted names and shapes folded, so one reason shared by
-    many ops and dtypes counts once; "no CUDA kernel yet" whatever the op), most frequent first, each with
-    the entries (test ids' parameters less the dtype) it holds."""
+    many ops and dtypes counts once, whatever op a "no CUDA kernel yet" names), most frequent first, each
+    with the entries (test ids' parameters less the dtype) it holds."""
     groups: dict[str, set[str]] = {}
     counts: dict[str, int] = {}
     for test, reason in run.skips.items():
-        key = "no CUDA kernel yet" if reason.startswith("no CUDA kernel") else _REASON_SHAPE.sub("_", reason)
+        parts = reason.split(": ", 2)  # "no CUDA kernel yet: <op>: why": the op is in the entry list
+        why = f"{parts[0]}: {parts[2]}" if reason.startswith("no CUDA kernel") and len(parts) == 3 else reason
+        key = _REASON_SHAPE.sub("_", why)
         counts[key] = counts.get(key, 0) + 1
         groups.setdefault(key, set()).add(test.split("[", 1)[-1].rsplit("-", 1)[0].rstrip("]"))
     lines = [
