@@ -212,8 +212,9 @@ def _patched(src: Path) -> str:
 _CXX = ["-std=c++17", "-O1", "-fPIC", "-fvisibility=hidden", "-w"]
 
 
-def _emulator_key(cxx: str, cc: str) -> str:
-    """A hash of all the emulator build reads: its sources, the kernel sources, patches and compilers."""
+def _emulator_key(cxx: str, cc: str, extra: tuple[Path, ...] = ()) -> str:
+    """A hash of all the emulator build reads: its sources, the kernel sources (with ``extra``'s folders),
+    patches and compilers."""
     h = hashlib.sha256()
     files = (
         [f for f in _EMU.iterdir() if f.suffix in (".c", ".h", ".cpp")]
@@ -223,22 +224,34 @@ def _emulator_key(cxx: str, cc: str) -> str:
     for f in sorted(files, key=lambda p: p.name):
         if f.is_file():
             h.update(f.name.encode() + b"\0" + f.read_bytes())
+    for f in sorted({g for x in extra for g in x.parent.iterdir() if g.suffix in (".cu", ".cuh", ".h")}):
+        h.update(str(f).encode() + b"\0" + f.read_bytes())
     h.update(repr((_EMU_PATCHES, NOT_EMULATED, _CXX)).encode())
     for tool in (cxx, cc):
         h.update(subprocess.run([tool, "--version"], capture_output=True, text=True).stdout.encode())
     return h.hexdigest()[:24]
 
 
-def build_emulated_driver(dest=None, jobs: int | None = None) -> Path:
+# The stand-in NVIDIA libraries built beside the driver (cuda_emu/fake_cublas.c, fake_cusolver.c), under the
+# names P10's locators accept; emulated_run points TP_CUBLAS_LIBRARY / TP_CUSOLVER_LIBRARY at them.
+CUBLAS_NAME, CUBLASLT_NAME, CUSOLVER_NAME = "libcublas.so.13", "libcublasLt.so.13", "libcusolver.so.12"
+
+
+def build_emulated_driver(dest=None, jobs: int | None = None, extra=()) -> Path:
     """The stand-in libcuda.so.1 with the emulator beside it (one emu_<module>.so per emulated kernel file,
-    compiled in parallel), and return its path: TP_CUDA_DRIVER_LIBRARY=<it> makes "cuda" ops run on the CPU.
-    Built once per content (Note [Emulator patches]; _emulator_key) under the kernel cache's folder, or into
-    `dest` when given. FileNotFoundError without a C/C++ compiler."""
+    compiled in parallel) and the stand-in cuBLAS(Lt) and cuSOLVER, and return its path:
+    TP_CUDA_DRIVER_LIBRARY=<it> makes "cuda" ops run on the CPU. ``extra``: kernel files of other pillars
+    (absolute paths, launched through the C ABI's cuda_launch) to emulate too, their folders on the include
+    path. Built once per content (Note [Emulator patches]; _emulator_key) under the kernel cache's folder, or
+    into `dest` when given. FileNotFoundError without a C/C++ compiler."""
+    extra = tuple(Path(x).resolve() for x in extra)
     cxx, cc = shutil.which("g++") or shutil.which("c++"), shutil.which("cc") or shutil.which("gcc")
     if cxx is None or cc is None:
         raise FileNotFoundError("no C/C++ compiler to build the CUDA emulator")
     final = (
-        Path(dest) if dest is not None else _compiler.cache_dir().parent / "cuda-emu" / _emulator_key(cxx, cc)
+        Path(dest)
+        if dest is not None
+        else _compiler.cache_dir().parent / "cuda-emu" / _emulator_key(cxx, cc, extra)
     )
     if (final / "libcuda.so.1").is_file():
         return final / "libcuda.so.1"
@@ -246,7 +259,7 @@ def build_emulated_driver(dest=None, jobs: int | None = None) -> Path:
     d = Path(tempfile.mkdtemp(dir=final.parent, prefix=final.name + ".tmp"))
     kernels = d / "kernels"
     kernels.mkdir()
-    for src in list(_loader.KERNEL_DIR.glob("*.cu")) + list(_loader.KERNEL_DIR.glob("*.cuh")):
+    for src in list(_loader.KERNEL_DIR.glob("*.cu")) + list(_loader.KERNEL_DIR.glob("*.cuh")) + list(extra):
         (kernels / src.name).write_text(_patched(src))
     flags = [*_CXX, "-include", str(_EMU / "cuda_emu.h"), f"-I{_EMU}", f"-I{kernels}"]
 
@@ -259,8 +272,9 @@ def build_emulated_driver(dest=None, jobs: int | None = None) -> Path:
 
     def module(name: str) -> None:
         stem = name.rsplit(".", 1)[0]
+        own = [f"-I{x.parent}" for x in extra if x.name == name]  # an extra file's own headers
         pre = subprocess.run(
-            [cxx, *flags, "-DTP_EMU_LIST_KERNELS", "-E", "-x", "c++", str(kernels / name)],
+            [cxx, *flags, *own, "-DTP_EMU_LIST_KERNELS", "-E", "-x", "c++", str(kernels / name)],
             capture_output=True,
             text=True,
             check=True,
@@ -274,10 +288,10 @@ def build_emulated_driver(dest=None, jobs: int | None = None) -> Path:
             f'#include "{name}"\n#include "emu_module.h"\nTP_EMU_TABLE(\n{entries}\n)\n'
         )
         link = [f"-L{d}", "-ltpemu_rt", "-Wl,-rpath,$ORIGIN", "-Wl,-Bsymbolic"]
-        run([cxx, *flags, "-shared", str(tu), "-o", str(d / f"emu_{stem}.so"), *link])
+        run([cxx, *flags, *own, "-shared", str(tu), "-o", str(d / f"emu_{stem}.so"), *link])
 
     with ThreadPoolExecutor(jobs or os.cpu_count() or 2) as pool:
-        list(pool.map(module, emulated_modules()))
+        list(pool.map(module, emulated_modules() + [x.name for x in extra]))
     driver = [str(_EMU / "fake_cuda.c"), str(_EMU / "fake_cuda_launch.c")]
     run(
         [
@@ -293,6 +307,11 @@ def build_emulated_driver(dest=None, jobs: int | None = None) -> Path:
             "-lpthread",
         ]
     )
+    # The stand-in libraries find this driver beside them at run time (cuda_emu/fake_blas.h: Note [Finding
+    # the stand-in driver]), for its arena and violation report.
+    for src, name in (("fake_cublas.c", CUBLAS_NAME), ("fake_cusolver.c", CUSOLVER_NAME)):
+        run([cc, "-shared", "-fPIC", "-O1", f"-I{_EMU}", str(_EMU / src), "-o", str(d / name), "-ldl", "-lm"])
+    os.symlink(CUBLAS_NAME, d / CUBLASLT_NAME)  # P10 loads cuBLASLt as cuBLAS's sibling: the same file here
     try:
         os.rename(d, final)  # atomic: a concurrent build that finished first wins, this one is dropped
     except OSError:
@@ -303,7 +322,10 @@ def build_emulated_driver(dest=None, jobs: int | None = None) -> Path:
 def ptx_provider(module: str, major: int, minor: int) -> bytes:
     """The module provider for the stand-in driver (tp._C._cuda._set_module_provider): the module's PTX for
     the device's architecture, disk-cached (_compiler.module_ptx), under a first line naming the file so the
-    driver finds its emulator library and checks launches against its entries."""
-    return f"// tp-emu module: {Path(module).name}\n".encode() + _compiler.module_ptx(
+    driver finds its emulator library and checks launches against its entries. A module named by an
+    absolute path is another pillar's, launched through the C ABI's cuda_launch, whose argument arrays are
+    not NULL-terminated: its tag says "(C ABI)" (Note [What the stand-in checks])."""
+    abi = " (C ABI)" if os.path.isabs(module) else ""
+    return f"// tp-emu module: {Path(module).name}{abi}\n".encode() + _compiler.module_ptx(
         module, major * 10 + minor
     )

@@ -23,7 +23,10 @@
        shared memory at most the function's limit (48 KiB unless cuFuncSetAttribute raised it, which may not
        exceed the device's opt-in maximum).
      - parameters: launch.h passes a NULL-terminated array, so exactly the entry's `.param` count of
-       non-NULL slots must come before the NULL. PTX does not tell pointers from 64-bit integers, but the
+       non-NULL slots must come before the NULL. The C ABI's cuda_launch (another pillar's kernel file,
+       which cuda_testing.ptx_provider tags "(C ABI)") passes its caller's array as it is, unterminated, so
+       exactly the entry's count of slots is read, none past it, and each must be non-NULL. An emulated
+       kernel's C++ signature must have its entry's parameter count. PTX does not tell pointers from 64-bit integers, but the
        arena does: a 64-bit parameter whose value falls inside the arena is a pointer, and it must point into
        (or at the end of) a live range. For emulated kernels the C++ parameter types tell exactly: every
        pointer must be NULL or point into a live range. */
@@ -78,6 +81,25 @@ void tp_emu_take_launches(long long *emulated, long long *recorded) {
   pthread_mutex_lock(&mu);
   *emulated = emulated_launches, *recorded = recorded_launches;
   emulated_launches = recorded_launches = 0;
+  pthread_mutex_unlock(&mu);
+}
+
+/* For the stand-in cuBLAS and cuSOLVER (fake_blas.h, Note [Finding the stand-in driver]): a check that
+   [p, p + n) lies in one live allocation, a violation, and a count of a library call like a launch's. */
+int tp_emu_lib_span_ok(P p, size_t n) {
+  pthread_mutex_lock(&mu);
+  const int ok = range_of(p, n) != NULL;
+  pthread_mutex_unlock(&mu);
+  return ok;
+}
+void tp_emu_lib_refuse(const char *line) {
+  pthread_mutex_lock(&mu);
+  violation("%s", line);
+  pthread_mutex_unlock(&mu);
+}
+void tp_emu_lib_count(int computed) {
+  pthread_mutex_lock(&mu);
+  ++*(computed ? &emulated_launches : &recorded_launches);
   pthread_mutex_unlock(&mu);
 }
 

@@ -35,6 +35,7 @@ typedef struct {
   Entry *entries;
   int n; /* -1: not PTX, every name is accepted */
   void *emu;
+  int abi; /* launched through the C ABI's cuda_launch: argument arrays are not NULL-terminated */
 } Module;
 typedef struct {
   const Entry *entry; /* NULL when the module is not PTX */
@@ -42,6 +43,7 @@ typedef struct {
   int max_dynamic_shared;
   const EmuKernel *emu;
   RunFn run;
+  int abi; /* its module's */
 } Function;
 
 /* ---- the emulator libraries ------------------------------------------------------------------------------ */
@@ -130,6 +132,8 @@ R cuModuleLoadDataEx(void **m, const void *image, unsigned n, int *o, void **v) 
   mod->n = -1;
   if (strstr(text, ".version") && strstr(text, ".entry")) {
     mod->n = parse_entries(text, &mod->entries);
+    const char *eol = strchr(text, '\n');
+    mod->abi = strncmp(text, tag, strlen(tag)) == 0 && eol && memmem(text, (size_t)(eol - text), "(C ABI)", 7);
     if (emulating() && strncmp(text, tag, strlen(tag)) == 0) {
       char file[300];
       const char *name = text + strlen(tag);
@@ -151,6 +155,7 @@ R cuModuleGetFunction(void **f, void *m, const char *name) {
   fn->entry = entry;
   snprintf(fn->name, sizeof fn->name, "%s", name);
   fn->max_dynamic_shared = kDefaultShared;
+  fn->abi = mod->abi;
   void *lib = mod->emu;
   if (emulating()) {
     FindFn find = lib ? (FindFn)dlsym(lib, "tp_emu_kernel") : NULL;
@@ -203,7 +208,17 @@ static int launch_ok(const Function *fn, const unsigned g[3], const unsigned b[3
     ok = 0;
   }
   const int nparams = e ? e->nparams : fn->emu ? fn->emu->nparams : -1;
-  if (nparams >= 0) {
+  if (e && fn->emu && fn->emu->nparams != e->nparams) {
+    violation("%s: its emulated C++ signature has %d parameters, its PTX entry %d", k, fn->emu->nparams, e->nparams);
+    return 0;
+  }
+  if (nparams >= 0 && fn->abi) { /* exactly nparams slots, none read past them */
+    for (int i = 0; i < nparams; ++i)
+      if (!p[i]) {
+        violation("%s: argument %d of its %d is NULL (launched through the C ABI)", k, i, nparams);
+        return 0;
+      }
+  } else if (nparams >= 0) {
     int given = 0;
     while (given <= nparams && p[given]) ++given;
     if (given != nparams) {
