@@ -76,11 +76,9 @@ class Tensor(TensorOperators, TensorRandomFills, _C.TensorBase):
         pass
 
     def __getattr__(self, name: str) -> Any:
-        """Ops without a hand-written method are methods too (Note [Ops as functions and methods], ops.py).
-
-        The first use puts the op's packet on the class, so later ``x.<name>`` look-ups find it there and
-        never come back here; the packet binds itself to ``x`` (Note [Methods without binding] in
-        csrc/python/py_ops.cpp)."""
+        """Ops without a hand-written method are methods too (Note [Ops as functions and methods] in ops.py).
+        The first use puts the packet on the class, which binds it to ``x`` from then on (Note [Methods
+        without binding] in csrc/python/py_ops.cpp)."""
         try:
             packet = ops._method(name)
         except AttributeError:
