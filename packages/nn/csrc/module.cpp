@@ -2,7 +2,7 @@
 //
 // Where it sits: NN is a client of P10 and TPX. It imports P10's C ABI table
 // (native/include/tensorplay/tp_abi.h) at init. Hot NN ops (attention, rms_norm, cross_entropy, ...) will be
-// defined here as real ops with their own kernels (DESIGN.md §6); today the module holds the ABI proof for
+// defined here as real ops with their own kernels (docs/design.md §6); today the module holds the ABI proof for
 // that path: define a brand-new op from a schema string and register a boxed CPU kernel for it, without
 // touching P10's source.
 #include <nanobind/nanobind.h>

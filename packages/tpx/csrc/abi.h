@@ -1,6 +1,6 @@
 // abi.h — TPX's C++ view of P10: the imported C ABI table, an owning tensor handle, errors, op calls.
 //
-// Where it sits: under everything in tensorplay_tpx._C. TPX never links P10's C++ (DESIGN.md §2): every tensor is
+// Where it sits: under everything in tensorplay_tpx._C. TPX never links P10's C++ (docs/design.md §2): every tensor is
 // a `TP_Tensor*` reached through `api`, every op call goes through `api->op_call`. This header wraps the table in
 // the few C++ conveniences the engine needs (RAII references, exceptions) and nothing more.
 #pragma once

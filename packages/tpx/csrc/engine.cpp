@@ -1,6 +1,6 @@
 // engine.cpp — the autograd engine: dependency counting, a ready queue, input buffers, hooks, capture.
 //
-// Where it sits: the heart of TPX (DESIGN.md §4). One backward call:
+// Where it sits: the heart of TPX (docs/design.md §4). One backward call:
 //   1. wrap the roots in a GraphRoot node (its outputs are the root gradients);
 //   2. count, for every node reachable from it, how many edges point at it (its dependencies);
 //   3. with `inputs` (grad(), backward(inputs=...)): mark which nodes lie on a path to an input, and run only those;

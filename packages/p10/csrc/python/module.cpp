@@ -28,7 +28,7 @@ using namespace tp::p10;
 NB_MODULE(_C, m) {
   m.doc() = "TensorPlay P10 native core: tensors, the dispatcher, kernels, RNG and the C ABI.";
 
-  // C++ errors become the Python exception their kind names (DESIGN.md §7).
+  // C++ errors become the Python exception their kind names (docs/design.md §7).
   nb::register_exception_translator([](const std::exception_ptr &p, void *) {
     try {
       std::rethrow_exception(p);
