@@ -16,6 +16,8 @@ MODULES = [
     "_explain",
     "library",
     "ops",
+    "_op_signature",
+    "_op_docs",
     "random",
     "return_types",
     "__init__",

@@ -12,10 +12,24 @@ const char *arg_type_name(ArgType t) {
   return names[int(t)];
 }
 
+std::string Argument::type_text() const {
+  if (optional_elements) return "Tensor?[]";
+  return std::string(arg_type_name(type)) + (optional ? "?" : "");
+}
+
 std::string Schema::qualified_name() const {
   return base_name() + (overload.empty() ? "" : "." + overload);
 }
 std::string Schema::base_name() const { return ns.empty() ? name : ns + "::" + name; }
+
+bool Schema::is_view_op() const {
+  if (args.empty() || returns.empty()) return false;
+  const Argument &self = args[0];
+  if (self.alias_set.empty() || self.is_write) return false;
+  for (const Argument &r : returns)
+    if (r.alias_set != self.alias_set || r.is_write) return false;
+  return true;
+}
 
 namespace {
 
@@ -42,7 +56,21 @@ struct Parser {
     return s.substr(start, pos - start);
   }
 
-  // type: Tensor | Tensor(a!) | Tensor[] | int[2] | int? | Scalar? ...
+  std::string alias_name() {
+    if (accept("*")) return "*";
+    return ident();
+  }
+
+  // After "Tensor(": a | a! | a -> * | a! -> b, then ")" (Note [Alias annotations] in schema.h).
+  void parse_alias(Argument &a, const std::string &type) {
+    if (type != "Tensor") error("alias annotations apply to Tensor only, not '" + type + "'");
+    a.alias_set = alias_name();
+    if (accept("!")) a.is_write = true;
+    if (accept("->")) a.alias_after = alias_name();
+    if (!accept(")")) error("expected ')' to close the alias annotation");
+  }
+
+  // type: Tensor | Tensor(a!) | Tensor[] | Tensor(a)[] | int[2] | int? | Scalar? ...
   void parse_type(Argument &a) {
     std::string t = ident();
     if (t == "Tensor") a.type = ArgType::Tensor;
@@ -55,10 +83,7 @@ struct Parser {
     else if (t == "str") a.type = ArgType::String;
     else if (t == "Generator") a.type = ArgType::Generator;
     else error("unknown type '" + t + "'");
-    if (accept("(")) {  // alias annotation, e.g. (a) or (a!)
-      while (pos < s.size() && s[pos] != ')') { if (s[pos] == '!') a.is_write = true; ++pos; }
-      expect(")");
-    }
+    if (accept("(")) parse_alias(a, t);
     if (a.type == ArgType::Tensor && accept("?[")) {  // Tensor?[]: a list whose entries may be None
       expect("]");
       a.type = ArgType::TensorList;

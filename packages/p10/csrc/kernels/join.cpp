@@ -169,8 +169,8 @@ TP_LIBRARY(join) {
   lib.def("atleast_2d.Sequence(Tensor[] tensors) -> Tensor[]");
   lib.def("atleast_3d(Tensor self) -> Tensor");
   lib.def("atleast_3d.Sequence(Tensor[] tensors) -> Tensor[]");
-  lib.def("tensor_split.sections(Tensor(a) self, int sections, int dim=0) -> Tensor[]");
-  lib.def("tensor_split.indices(Tensor(a) self, int[] indices, int dim=0) -> Tensor[]");
+  lib.def("tensor_split.sections(Tensor(a -> *) self, int sections, int dim=0) -> Tensor(a)[]");
+  lib.def("tensor_split.indices(Tensor(a -> *) self, int[] indices, int dim=0) -> Tensor(a)[]");
   lib.def("broadcast_tensors(Tensor[] tensors) -> Tensor[]");
   lib.def("broadcast_to(Tensor(a) self, int[] size) -> Tensor(a)");
   lib.def("meshgrid(Tensor[] tensors, *, str? indexing=None) -> Tensor[]");

@@ -70,7 +70,7 @@ static Tensor angle_out(const Tensor &self, const Tensor &out) {
 TP_LIBRARY(unary_complex) {
   lib.def("real(Tensor(a) self) -> Tensor(a)");
   lib.def("imag(Tensor(a) self) -> Tensor(a)");
-  lib.def("conj(Tensor(a) self) -> Tensor(a)");
+  lib.def("conj(Tensor self) -> Tensor");  // not a view: Note [Alias annotations] in dispatch/schema.h
   lib.def("angle(Tensor self) -> Tensor");
   lib.def("angle.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)");
   TP_IMPL(lib, "real", AnyBackend, real);

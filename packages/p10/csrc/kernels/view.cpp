@@ -343,9 +343,9 @@ TP_LIBRARY(view) {
   lib.def("diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)");
   lib.def("alias(Tensor(a) self) -> Tensor(a)");
   lib.def("set_.source_Tensor(Tensor(a!) self, Tensor(b) source) -> Tensor(a!)");
-  lib.def("split_with_sizes(Tensor(a) self, int[] split_sizes, int dim=0) -> Tensor[]");
-  lib.def("split.Tensor(Tensor(a) self, int split_size, int dim=0) -> Tensor[]");
-  lib.def("unbind.int(Tensor(a) self, int dim=0) -> Tensor[]");
+  lib.def("split_with_sizes(Tensor(a -> *) self, int[] split_sizes, int dim=0) -> Tensor(a)[]");
+  lib.def("split.Tensor(Tensor(a -> *) self, int split_size, int dim=0) -> Tensor(a)[]");
+  lib.def("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]");
   TP_IMPL(lib, "as_strided", AnyBackend, as_strided);
   TP_IMPL(lib, "view", AnyBackend, view);
   TP_IMPL(lib, "reshape", Composite, reshape);

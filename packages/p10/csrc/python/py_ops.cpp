@@ -189,11 +189,20 @@ nb::object value_to_python(const Value &v) {
   return nb::none();
 }
 
+// A call's positional arguments: the tensor a method is bound to (Note [Methods without binding]), if any,
+// then the arguments as written.
+struct Positional {
+  PyObject *self = nullptr;
+  nb::args args;
+  size_t size() const { return args.size() + (self ? 1 : 0); }
+  nb::handle operator[](size_t i) const { return self ? (i == 0 ? nb::handle(self) : args[i - 1]) : args[i]; }
+};
+
 // Try to bind (args, kwargs) to one overload; on failure `why` says what did not fit.
 // `numbers_as_tensors`: may a Python number stand for a Tensor argument (other than the first)? OpPacket tries
 // every overload without that first, so `x.scatter_(1, idx, 5.0)` picks the overload taking a Scalar value.
-static bool bind_arguments(const Operator &op, nb::args args, nb::kwargs kwargs, Stack &stack, std::string &why,
-                           bool numbers_as_tensors = true) {
+static bool bind_arguments(const Operator &op, const Positional &args, nb::kwargs kwargs, Stack &stack,
+                           std::string &why, bool numbers_as_tensors = true) {
   const auto &params = op.schema.args;
   size_t npos = 0;
   while (npos < params.size() && !params[npos].kwarg_only) ++npos;
@@ -259,17 +268,26 @@ static nb::object results_to_python(const Operator &op, Stack &stack) {
   return named ? return_type(op)(*items) : nb::object(nb::tuple(items));
 }
 
-// All overloads of one op name, callable from Python.
+// Note [Methods without binding]
+//   `x.exp()` must cost no more than `tp.exp(x)`. Tensor keeps each method's packet as a class attribute
+//   (ops.py installs it on first use), and a packet is a descriptor: `x.exp` gives a BoundOp holding the
+//   packet and x, and its call passes x as the first positional argument without building a new tuple, a
+//   functools.partial or a closure. `Tensor.exp` (no instance) is the packet itself, like a plain function.
+
+// All overloads of one op name, callable from Python. The overload list is the registry's own vector
+// (stable: the registry never erases, and unordered_map keeps its values in place), so an overload defined
+// after the packet was made is seen by it; `own` holds the one exact overload of a packet like "add.out".
 struct OpPacket {
   std::string name;
-  std::vector<Operator *> overloads;
+  const std::vector<Operator *> *overloads = nullptr;
+  std::vector<Operator *> own;
 
-  nb::object call(nb::args args, nb::kwargs kwargs) const {
+  nb::object call(const Positional &args, nb::kwargs kwargs) const {
     Stack stack;
     std::string why, all_why;
     // Two passes: exact matches first, then numbers allowed where a schema says Tensor (Note [Wrapped numbers]).
     for (bool numbers_as_tensors : {false, true}) {
-      for (Operator *op : overloads) {
+      for (Operator *op : *overloads) {
         if (bind_arguments(*op, args, kwargs, stack, why, numbers_as_tensors)) {
           ::tp::p10::call(*op, stack);
           return results_to_python(*op, stack);
@@ -281,13 +299,77 @@ struct OpPacket {
   }
 };
 
-static OpPacket make_packet(const std::string &name) {
-  OpPacket p{name, {}};
-  auto &ovs = find_overloads(name);
-  if (!ovs.empty()) p.overloads = ovs;
-  else if (Operator *op = find_op(name)) p.overloads = {op};  // "add.out": one exact overload
-  TP_CHECK(!p.overloads.empty(), NotImplemented, "no op named '", name, "' is registered (see tensorplay.ops.list())");
-  return p;
+struct BoundOp {
+  nb::object packet;  // keeps `op` alive
+  const OpPacket *op;
+  nb::object self;
+};
+
+// One packet object per name, made on first use, so `tp.exp is tp.ops.exp` and every cache agrees.
+static nb::object packet_object(const std::string &name) {
+  static nb::dict *packets = new nb::dict();  // leaked: packets live as long as the ops
+  nb::str key(name.c_str());
+  if (PyObject *hit = PyDict_GetItemWithError(packets->ptr(), key.ptr())) return nb::borrow(hit);
+  OpPacket p{name, nullptr, {}};
+  if (const auto &ovs = find_overloads(name); !ovs.empty()) p.overloads = &ovs;
+  else if (Operator *op = find_op(name)) p.own = {op};  // "add.out": one exact overload
+  TP_CHECK(p.overloads || !p.own.empty(), NotImplemented, "no op named '", name,
+           "' is registered (see tensorplay.ops.list())");
+  nb::object obj = nb::cast(std::move(p), nb::rv_policy::move);
+  OpPacket &stored = nb::cast<OpPacket &>(obj);
+  if (!stored.overloads) stored.overloads = &stored.own;
+  nb::str short_name(name.substr(name.rfind(':') + 1).c_str());  // what help() and inspect print
+  obj.attr("__name__") = short_name;
+  obj.attr("__qualname__") = short_name;
+  (*packets)[key] = obj;
+  return obj;
+}
+
+// tp_descr_get of OpPacket (Note [Methods without binding]).
+static PyObject *packet_descr_get(PyObject *self, PyObject *obj, PyObject *) {
+  if (obj == nullptr || obj == Py_None) return Py_NewRef(self);
+  try {
+    nb::object packet = nb::borrow(self);
+    const OpPacket *op = &nb::cast<const OpPacket &>(packet);
+    return nb::cast(BoundOp{packet, op, nb::borrow(obj)}, nb::rv_policy::move).release().ptr();
+  } catch (nb::python_error &e) {
+    e.restore();
+    return nullptr;
+  }
+}
+static PyType_Slot packet_slots[] = {{Py_tp_descr_get, (void *)packet_descr_get}, {0, nullptr}};
+
+// ---- schemas as Python data (tp.ops.info, OpPacket.parsed, _parse_schema) -----------------------------------
+static nb::dict argument_dict(const Argument &a) {
+  nb::dict d;
+  d["name"] = a.name;
+  d["type"] = a.type_text();
+  d["has_default"] = a.has_default;
+  d["default"] = a.has_default ? value_to_python(a.default_value) : nb::none();
+  d["kwarg_only"] = a.kwarg_only;
+  d["alias"] = a.alias_set.empty() ? nb::none() : nb::object(nb::str(a.alias_set.c_str()));
+  d["alias_after"] = a.alias_after.empty() ? nb::none() : nb::object(nb::str(a.alias_after.c_str()));
+  d["is_write"] = a.is_write;
+  return d;
+}
+
+static nb::dict schema_dict(const Schema &s) {
+  nb::list args, rets;
+  for (const Argument &a : s.args) args.append(argument_dict(a));
+  for (const Argument &r : s.returns) rets.append(argument_dict(r));
+  nb::dict d;
+  d["name"] = s.base_name();
+  d["overload"] = s.overload;
+  d["arguments"] = args;
+  d["returns"] = rets;
+  d["is_view"] = s.is_view_op();
+  d["schema"] = s.text;
+  return d;
+}
+
+// The Python half of an op's surface (signature, docstring) is built in tensorplay_p10/ops.py.
+static nb::object ops_hook(const char *fn, nb::handle packet, bool method) {
+  return nb::module_::import_("tensorplay_p10.ops").attr(fn)(packet, method);
 }
 
 // ---- kernels written in Python ------------------------------------------------------------------------------
@@ -352,17 +434,44 @@ static const char *kind_name(KeyKind kind) {
 }
 
 void bind_ops(nb::module_ &m) {
-  nb::class_<OpPacket>(m, "OpPacket", "All overloads of one op; call it like the function it is.")
-      .def("__call__", &OpPacket::call)
+  nb::class_<OpPacket>(m, "OpPacket", nb::type_slots(packet_slots), nb::dynamic_attr())
+      .def("__call__", [](const OpPacket &p, nb::args args, nb::kwargs kwargs) {
+        return p.call(Positional{nullptr, args}, kwargs);
+      })
       .def_ro("name", &OpPacket::name)
       .def_prop_ro("schemas", [](const OpPacket &p) {
         std::vector<std::string> v;
-        for (auto *op : p.overloads) v.push_back(op->schema.text);
+        for (auto *op : *p.overloads) v.push_back(op->schema.text);
         return v;
       })
+      .def_prop_ro("parsed", [](const OpPacket &p) {
+        nb::list l;
+        for (auto *op : *p.overloads) l.append(schema_dict(op->schema));
+        return l;
+      })
+      .def_prop_ro("__signature__", [](const OpPacket &p) { return ops_hook("_signature", nb::find(&p), false); })
+      .def_prop_ro("__doc__", [](const OpPacket &p) { return ops_hook("_doc", nb::find(&p), false); })
       .def("__repr__", [](const OpPacket &p) { return "<op '" + p.name + "'>"; });
 
-  m.def("_op", &make_packet, nb::arg("name"));
+  nb::class_<BoundOp>(m, "BoundOp")
+      .def("__call__", [](const BoundOp &b, nb::args args, nb::kwargs kwargs) {
+        return b.op->call(Positional{b.self.ptr(), args}, kwargs);
+      })
+      .def_ro("__self__", &BoundOp::self)
+      .def_ro("__func__", &BoundOp::packet)
+      .def("__getattr__", [](const BoundOp &b, const std::string &attr) -> nb::object {
+        if (attr == "__name__" || attr == "__qualname__") return b.packet.attr("__name__");
+        throw nb::attribute_error(attr.c_str());
+      })
+      .def_prop_ro("__signature__", [](const BoundOp &b) { return ops_hook("_signature", b.packet, true); })
+      .def_prop_ro("__doc__", [](const BoundOp &b) { return ops_hook("_doc", b.packet, true); })
+      .def("__repr__", [](const BoundOp &b) { return "<bound op '" + b.op->name + "' of a Tensor>"; });
+  // Py_TPFLAGS_METHOD_DESCRIPTOR: CPython may call packet(x, ...) for `x.exp(...)` without making a BoundOp
+  // (its method-call fast path, where the instance's type allows it); the flag promises they are the same.
+  ((PyTypeObject *)nb::type<OpPacket>().ptr())->tp_flags |= Py_TPFLAGS_METHOD_DESCRIPTOR;
+
+  m.def("_op", &packet_object, nb::arg("name"));
+  m.def("_parse_schema", [](const std::string &text) { return schema_dict(parse_schema(text)); }, nb::arg("schema"));
   m.def("_op_names", [] {
     std::vector<std::string> names;
     for (Operator *op : all_ops()) names.push_back(op->name);
@@ -379,6 +488,8 @@ void bind_ops(nb::module_ &m) {
     d["schema"] = op->schema.text;
     d["defined_at"] = op->defined_at;
     d["kernels"] = kernels;
+    nb::dict parsed = schema_dict(op->schema);
+    for (const char *k : {"overload", "arguments", "returns", "is_view"}) d[k] = parsed[k];
     return d;
   });
   m.def("_define", [](const std::string &schema, const std::string &where) { return define_op(schema, where).name; });
@@ -397,7 +508,7 @@ void bind_ops(nb::module_ &m) {
     TP_CHECK(op != nullptr, Value, "redispatch: no op named '", name, "'");
     Stack stack;
     std::string why;
-    TP_CHECK(bind_arguments(*op, args, kwargs, stack, why), Type, name, "(): ", why);
+    TP_CHECK(bind_arguments(*op, Positional{nullptr, args}, kwargs, stack, why), Type, name, "(): ", why);
     redispatch(*op, runtime_key_from_name(key, "redispatch"), stack);
     return results_to_python(*op, stack);
   });

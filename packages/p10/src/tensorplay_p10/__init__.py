@@ -133,7 +133,6 @@ from .serialization import load, save
 
 # The public API: what `from tensorplay_p10 import *` (and the tensorplay meta-package) re-exports.
 __all__ = [
-    "annotations",
     "bfloat16",
     "bool",
     "can_cast",

@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import builtins
-import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -77,12 +76,15 @@ class Tensor(TensorOperators, TensorRandomFills, _C.TensorBase):
         pass
 
     def __getattr__(self, name: str) -> Any:
-        """Ops without a hand-written method are methods too (Note [Ops as functions and methods], ops.py)."""
+        """Ops without a hand-written method are methods too (Note [Ops as functions and methods] in ops.py).
+        The first use puts the packet on the class, which binds it to ``x`` from then on (Note [Methods
+        without binding] in csrc/python/py_ops.cpp)."""
         try:
             packet = ops._method(name)
         except AttributeError:
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'") from None
-        return functools.partial(packet, self)
+        setattr(Tensor, name, packet)
+        return packet.__get__(self, type(self))
 
     # ---- printing and conversion ----------------------------------------------------------------------
     def __repr__(self) -> str:

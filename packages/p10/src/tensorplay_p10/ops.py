@@ -14,10 +14,10 @@ Example:
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from . import _C
+from ._op_signature import _doc, _signature  # noqa: F401  the packets' __signature__ and __doc__ hooks
 
 _packets: dict[str, Any] = {}
 
@@ -35,7 +35,17 @@ def call(name: str, *args: Any, **kwargs: Any) -> Any:
 
 
 def info(name: str) -> dict[str, Any]:
-    """``{"name", "schema", "defined_at", "kernels": {key: "file:line"}}`` for one op overload."""
+    """``{"name", "schema", "defined_at", "kernels": {key: "file:line"}, "overload", "arguments", "returns",
+    "is_view"}`` for one op overload. Each argument (and return) is a dict: ``name``, ``type`` (``"Tensor?"``,
+    ``"int[]"``), ``has_default``, ``default`` (a Python value), ``kwarg_only``, ``alias`` (``"a"`` for
+    ``Tensor(a)``), ``alias_after``, ``is_write`` (``Tensor(a!)``), parsed by P10's one schema parser
+    (csrc/dispatch/schema.cpp); ``is_view``: every result aliases the first argument.
+
+        >>> [(a["name"], a["alias"], a["is_write"]) for a in info("add_")["arguments"]][0]
+        ('self', 'a', True)
+        >>> info("view")["is_view"], info("exp")["is_view"]
+        (True, False)
+    """
     return _C._op_info(name)
 
 
@@ -76,14 +86,11 @@ def _function_names() -> set[str]:
     return {n.split(".", 1)[0] for n in _C._op_names() if "::" not in n and not n.startswith("_")}
 
 
-# The first parameter is `Tensor self`, the type possibly with an alias annotation: `Tensor(a!) self`.
-_TENSOR_SELF_FIRST = re.compile(r"^[\w:.]+\(\s*Tensor(\([^)]*\))?\s+self\b")
-
-
-def _first_arg_is_tensor_self(schema: str) -> bool:
-    """``add(Tensor self, ...)``: yes. ``where(Tensor condition, Tensor self, ...)``: no, ``pow.Scalar(Scalar
-    self, ...)``: no."""
-    return _TENSOR_SELF_FIRST.match(schema) is not None
+def _first_arg_is_tensor_self(schema: str | dict[str, Any]) -> bool:
+    """``add(Tensor self, ...)`` (alias annotations such as ``Tensor(a!) self`` included): yes. ``where(Tensor
+    condition, Tensor self, ...)``: no, ``pow.Scalar(Scalar self, ...)``: no. Schema text or parse."""
+    args = (_C._parse_schema(schema) if isinstance(schema, str) else schema)["arguments"]
+    return bool(args) and args[0]["type"] == "Tensor" and args[0]["name"] == "self"
 
 
 # name -> packet of the names found to be methods: every `x.<op>(...)` call comes through _method (Tensor's
@@ -99,7 +106,7 @@ def _method(name: str) -> Any:
     if packet is not None:
         return packet
     packet = _function(name)
-    if not any(_first_arg_is_tensor_self(s) for s in packet.schemas):
+    if not any(_first_arg_is_tensor_self(s) for s in packet.parsed):
         raise AttributeError(name)
     _methods[name] = packet
     return packet

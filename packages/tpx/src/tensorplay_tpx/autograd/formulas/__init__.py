@@ -35,7 +35,6 @@ Note [Formula conventions]
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -56,33 +55,6 @@ class Ctx:
 
     def __repr__(self) -> str:
         return f"Ctx({', '.join(sorted(self.__dict__))})"
-
-
-def _split_args(schema: str) -> list[tuple[str, str]]:
-    """(type, name) of each argument of ``name(args) -> ret``; ``*`` markers dropped."""
-    inner = schema[schema.index("(") + 1 : schema.rindex(") ->")]
-    args, depth, cur = [], 0, ""
-    for ch in inner:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            args.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        args.append(cur)
-    out = []
-    for a in args:
-        a = a.strip()
-        if a == "*":
-            continue
-        decl = a.split("=", 1)[0].strip()
-        typ, name = decl.rsplit(" ", 1)
-        out.append((typ, name))
-    return out
 
 
 def _node_name(op_name: str) -> str:
@@ -198,7 +170,6 @@ def derivative(
     *op_names: str,
     save: Sequence[str] | dict[str, str | Sequence[str]] = (),
     results: bool = False,
-    view: bool = False,
     outputs: Sequence[bool] | None = None,
     name: str | None = None,
     decompose: Callable[..., Any] | None = None,
@@ -206,11 +177,14 @@ def derivative(
     """Register ``fn(ctx, *grads)`` as the derivative of each op in ``op_names``.
 
     Read Note [Formula conventions] above. ``save`` names the tensor arguments backward needs (a dict: only
-    when the named gradients are wanted); ``results=True`` keeps the outputs; ``view=True`` marks an op whose
-    output aliases its first argument (Note [Views and in-place] in csrc/meta.h); ``outputs`` flags which
+    when the named gradients are wanted); ``results=True`` keeps the outputs; ``outputs`` flags which
     outputs are differentiable (default: every floating one). ``decompose(*args)``, when given, is asked
     first on every recorded call: a tensor it returns (computed with recorded ops) is the result, None runs
     the op (Note [Decomposed under autograd] in csrc/record.cpp).
+
+    Whether the op is a view (its outputs alias its first argument, so in-place writes into them rewrite the
+    base's history: Note [Views and in-place] in csrc/meta.h) is read from its schema's alias annotations,
+    ``view(Tensor(a) self, int[] size) -> Tensor(a)`` (Note [Alias annotations] in P10's dispatch/schema.h).
     """
     when = (
         {k: ((v,) if isinstance(v, str) else tuple(v)) for k, v in save.items()}
@@ -220,14 +194,15 @@ def derivative(
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         for op_name in op_names:
-            schema = _C._op_schema(op_name)
-            args = _split_args(schema)
+            info = tp.ops.info(op_name)
+            args = [(a["type"], a["name"]) for a in info["arguments"]]
             names = [n for _, n in args]
             unknown = [s for s in [*save, *(n for v in when.values() for n in v)] if s not in names]
             if unknown:
-                raise ValueError(f"derivative('{op_name}'): save={unknown} are not arguments of {schema}")
-            rets = schema.rsplit("->", 1)[1]
-            n_results = max(1, len(re.findall(r"Tensor", rets)))
+                raise ValueError(
+                    f"derivative('{op_name}'): save={unknown} are not arguments of {info['schema']}"
+                )
+            n_results = max(1, sum(r["type"].startswith("Tensor") for r in info["returns"]))
             node = name or _node_name(op_name)
             backward = _make_backward(op_name, fn, args, n_results)
             _C._register_formula(
@@ -237,7 +212,7 @@ def derivative(
                 _make_jvp(backward),
                 [n in save for n in names],
                 results,
-                view,
+                info["is_view"],
                 list(outputs) if outputs is not None else [],
                 [[names.index(d) for d in when.get(n, ())] for n in names] if when else [],
                 decompose,

@@ -1,9 +1,9 @@
 """Derivatives of views, copies, joins and indexing (P10's view, copy, join, rearrange and index kernel
 files).
 
-Where it sits: registered by ``formulas/__init__.py`` (Note [Formula conventions] there). View ops pass
-``view=True`` so that in-place writes into their outputs rewrite the base's history (Note [Views and in-place]
-in csrc/meta.h).
+Where it sits: registered by ``formulas/__init__.py`` (Note [Formula conventions] there). Which ops are views
+(so that in-place writes into their outputs rewrite the base's history, Note [Views and in-place] in
+csrc/meta.h) comes from their P10 schemas' alias annotations, ``view(Tensor(a) self, ...) -> Tensor(a)``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def _zeros(shape, grad: tp.Tensor) -> tp.Tensor:
 
 # ---- views
 # -----------------------------------------------------------------------------------------------------
-@derivative("view", view=True)
+@derivative("view")
 def _view(ctx, grad):
     return grad.reshape(ctx.self_shape)
 
@@ -31,27 +31,27 @@ def _conj(ctx, grad):
     return grad.conj()
 
 
-@derivative("real", view=True)
+@derivative("real")
 def _real(ctx, grad):
     return grad  # dL/dx; the engine makes it complex (imaginary part 0)
 
 
-@derivative("imag", view=True)
+@derivative("imag")
 def _imag(ctx, grad):
     return grad * 1j  # i dL/dy
 
 
-@derivative("alias", view=True)
+@derivative("alias")
 def _alias(ctx, grad):
     return grad
 
 
-@derivative("expand", view=True)
+@derivative("expand")
 def _expand(ctx, grad):
     return grad  # the engine sums the broadcast dims back (Note [Gradient shapes])
 
 
-@derivative("permute", view=True)
+@derivative("permute")
 def _permute(ctx, grad):
     n = len(ctx.self_shape)
     dims = [d % n for d in ctx.dims] if n else []
@@ -61,41 +61,41 @@ def _permute(ctx, grad):
     return grad.permute(inverse)
 
 
-@derivative("transpose", view=True)
+@derivative("transpose")
 def _transpose(ctx, grad):
     return grad.transpose(ctx.dim0, ctx.dim1)
 
 
-@derivative("t", view=True)
+@derivative("t")
 def _t(ctx, grad):
     return grad.t()
 
 
-@derivative("squeeze", view=True)
+@derivative("squeeze")
 def _squeeze(ctx, grad):
     return grad.reshape(ctx.self_shape)
 
 
-@derivative("unsqueeze", view=True)
+@derivative("unsqueeze")
 def _unsqueeze(ctx, grad):
     return grad.squeeze(ctx.dim)
 
 
-@derivative("slice", view=True)
+@derivative("slice")
 def _slice(ctx, grad):
     g = _zeros(ctx.self_shape, grad)
     g.slice(ctx.dim, ctx.start, ctx.end, ctx.step).copy_(grad)
     return g
 
 
-@derivative("narrow", view=True)
+@derivative("narrow")
 def _narrow(ctx, grad):
     g = _zeros(ctx.self_shape, grad)
     g.narrow(ctx.dim, ctx.start, ctx.length).copy_(grad)
     return g
 
 
-@derivative("select", view=True)
+@derivative("select")
 def _select(ctx, grad):
     g = _zeros(ctx.self_shape, grad)
     g.select(ctx.dim, ctx.index).copy_(grad)
@@ -104,24 +104,24 @@ def _select(ctx, grad):
 
 # Note [One op for all the pieces] (P10 kernels/view.cpp): one node for every piece, one cat/stack in
 # backward. Pieces nobody used arrive as zeros (Note [Formula conventions]).
-@derivative("split_with_sizes", view=True)
+@derivative("split_with_sizes")
 def _split_with_sizes(ctx, *grads):
     return tp.cat(list(grads), ctx.dim)
 
 
-@derivative("unbind.int", view=True)
+@derivative("unbind.int")
 def _unbind(ctx, *grads):
     return tp.stack(list(grads), ctx.dim)
 
 
-@derivative("diagonal", view=True)
+@derivative("diagonal")
 def _diagonal(ctx, grad):
     g = _zeros(ctx.self_shape, grad)
     g.diagonal(ctx.offset, ctx.dim1, ctx.dim2).copy_(grad)
     return g
 
 
-@derivative("unfold", view=True)
+@derivative("unfold")
 def _unfold(ctx, grad):
     # out[..., i, ..., k] = self[..., i * step + k, ...]: scatter each window back with index_add
     shape = ctx.self_shape
@@ -143,7 +143,7 @@ def _last_position(shape, stride, offset) -> int:
     return offset + sum((s - 1) * st for s, st in zip(shape, stride, strict=True))
 
 
-@derivative("as_strided", view=True, save=("self",))
+@derivative("as_strided", save=("self",))
 def _as_strided(ctx, grad):
     # Work on a flat copy of the storage both geometries address: scatter-add the output's gradient to the
     # storage positions it read (overlapping outputs add up), then read the input's positions back, sharing a
