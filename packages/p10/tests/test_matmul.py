@@ -173,7 +173,8 @@ def test_half_precision_accumulates_in_float32(dtype):
 
 
 def test_bool_matmul_is_unsupported():
-    with pytest.raises(NotImplementedError, match="mm"):  # PyTorch: "addmm_impl_cpu_" not implemented for 'Bool'
+    # PyTorch: "addmm_impl_cpu_" not implemented for 'Bool'
+    with pytest.raises(NotImplementedError, match="mm"):
         tp.ones(2, 2, dtype=tp.bool) @ tp.ones(2, 2, dtype=tp.bool)
 
 

@@ -345,10 +345,10 @@ def _torch_fn(torch, op: OpInfo):
 
 
 def _self_consistent(torch, fn, ts: SampleInput, theirs, dtype):
-    """PyTorch's float32 result with the elements where its vectorised CPU kernels disagree with PyTorch itself
-    replaced by its float64 answer: gelu(inf) is NaN in torch's AVX-512 float32 loop but inf in its float64 and
-    scalar paths. Only NaNs that float64 does not produce are replaced, so every other value still comes from the
-    float32 call, and ours must equal PyTorch's own answer there."""
+    """PyTorch's float32 result with the elements where its vectorised CPU kernels disagree with PyTorch
+    itself replaced by its float64 answer: gelu(inf) is NaN in torch's AVX-512 float32 loop but inf in its
+    float64 and scalar paths. Only NaNs that float64 does not produce are replaced, so every other value still
+    comes from the float32 call, and ours must equal PyTorch's own answer there."""
     if dtype is not tp.float32 or not isinstance(theirs, tp.Tensor) or theirs.dtype is not tp.float32:
         return theirs
     t32 = theirs.numpy()
