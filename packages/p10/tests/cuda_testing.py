@@ -226,7 +226,8 @@ def _emulator_key(cxx: str, cc: str, extra: tuple[Path, ...] = ()) -> str:
             h.update(f.name.encode() + b"\0" + f.read_bytes())
     for f in sorted({g for x in extra for g in x.parent.iterdir() if g.suffix in (".cu", ".cuh", ".h")}):
         h.update(str(f).encode() + b"\0" + f.read_bytes())
-    h.update(repr((_EMU_PATCHES, NOT_EMULATED, _CXX)).encode())
+    templates = sorted(tp._C._cuda._template_modules().items())
+    h.update(repr((_EMU_PATCHES, NOT_EMULATED, _CXX, templates)).encode())
     for tool in (cxx, cc):
         h.update(subprocess.run([tool, "--version"], capture_output=True, text=True).stdout.encode())
     return h.hexdigest()[:24]
@@ -280,9 +281,18 @@ def build_emulated_driver(dest=None, jobs: int | None = None, extra=()) -> Path:
             check=True,
         ).stdout
         names = sorted(set(re.findall(r'extern\s+"C"\s+tp_emu_kernel_marker\s+(?:\w+\s+)*?(\w+)\s*\(', pre)))
-        assert names, f"no kernels found in {name}"
-        tu = d / f"emu_{stem}.cpp"
         entries = "\n".join(f"    TP_EMU_ENTRY({n})" for n in names)
+        # Note [Emulated templates]: a template module's kernels are instantiated here from the very name
+        # expressions the C++ registered, each filed under the lowered name NVRTC gives it (what the host asks
+        # a PTX module for) and under the expression itself (what it asks of a test's stand-in image, whose
+        # provider returns no lowered names).
+        expressions = _compiler.template_names(name)
+        if expressions:
+            lowered = _compiler.module_ptx(name, 80, expressions)[1]
+            for n, e in zip(lowered, expressions, strict=True):
+                entries += f'\n    TP_EMU_NAMED("{n}", {e})\n    TP_EMU_NAMED("{e}", {e})'
+        assert entries, f"no kernels found in {name}"
+        tu = d / f"emu_{stem}.cpp"
         tu.write_text(
             f"// {name} as an emulator library (written by cuda_testing.build_emulated_driver)\n"
             f'#include "{name}"\n#include "emu_module.h"\nTP_EMU_TABLE(\n{entries}\n)\n'
@@ -319,13 +329,16 @@ def build_emulated_driver(dest=None, jobs: int | None = None, extra=()) -> Path:
     return final / "libcuda.so.1"
 
 
-def ptx_provider(module: str, major: int, minor: int) -> bytes:
+def ptx_provider(module: str, major: int, minor: int, names=()):
     """The module provider for the stand-in driver (tp._C._cuda._set_module_provider): the module's PTX for
     the device's architecture, disk-cached (_compiler.module_ptx), under a first line naming the file so the
-    driver finds its emulator library and checks launches against its entries. A module named by an
-    absolute path is another pillar's, launched through the C ABI's cuda_launch, whose argument arrays are
-    not NULL-terminated: its tag says "(C ABI)" (Note [What the stand-in checks])."""
+    driver finds its emulator library and checks launches against its entries; a template module's lowered
+    names with it (Note [Template modules] in cuda/_compiler.py). A module named by an absolute path is
+    another pillar's, launched through the C ABI's cuda_launch, whose argument arrays are not NULL-terminated:
+    its tag says "(C ABI)" (Note [What the stand-in checks])."""
     abi = " (C ABI)" if os.path.isabs(module) else ""
-    return f"// tp-emu module: {Path(module).name}{abi}\n".encode() + _compiler.module_ptx(
-        module, major * 10 + minor
-    )
+    head = f"// tp-emu module: {Path(module).name}{abi}\n".encode()
+    if not names:
+        return head + _compiler.module_ptx(module, major * 10 + minor)
+    ptx, lowered = _compiler.module_ptx(module, major * 10 + minor, names)
+    return head + ptx, lowered

@@ -46,7 +46,7 @@ def test_kernel_names_the_ops_request_exist():
 
     fl, it = ["float16", "bfloat16", "float32", "float64"], ["uint8", "int8", "int16", "int32", "int64"]
     unary = entries("unary.cu")
-    float_fns = "exp log log1p expm1 sqrt rsqrt sin cos tanh erf reciprocal sigmoid floor ceil trunc round"
+    float_fns = "erf floor ceil trunc round"
     float_fns += " round_decimals leaky_relu elu gelu gelu_tanh silu softplus"
     both = "abs neg sign relu clamp clamp_min clamp_max"
     for fn, dtypes in [(f, fl) for f in float_fns.split()] + [(f, fl + it) for f in both.split()]:

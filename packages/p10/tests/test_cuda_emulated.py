@@ -53,7 +53,7 @@ PRELUDE = textwrap.dedent(
     """
     import numpy as np
     import tensorplay_p10 as tp
-    tp._C._cuda._set_module_provider(lambda module, major, minor: b"stand-in image")
+    tp._C._cuda._set_module_provider(lambda module, major, minor, names=(): b"stand-in image")
     assert tp.cuda.is_available()
     rng = np.random.default_rng(0)
 

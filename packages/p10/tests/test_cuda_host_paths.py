@@ -26,7 +26,7 @@ FAKE_DRIVER = [Path(__file__).parent / "cuda_emu" / f for f in ("fake_cuda.c", "
 SCRIPT = textwrap.dedent(
     """
     import tensorplay_p10 as tp
-    tp._C._cuda._set_module_provider(lambda module, major, minor: b"stand-in image")
+    tp._C._cuda._set_module_provider(lambda module, major, minor, names=(): b"stand-in image")
     assert tp.cuda.is_available()
     x = tp.ones((4, 3), dtype=tp.int64).to("cuda")
     f = tp.ones((4, 3)).to("cuda")

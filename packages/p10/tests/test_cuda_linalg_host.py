@@ -34,7 +34,7 @@ FAKE_SOLVERS = Path(__file__).parent / "data" / "fake_solvers.c"
 SCRIPT = textwrap.dedent(
     """
     import tensorplay_p10 as tp
-    tp._C._cuda._set_module_provider(lambda module, major, minor: b"stand-in image")
+    tp._C._cuda._set_module_provider(lambda module, major, minor, names=(): b"stand-in image")
     assert tp.cuda.is_available()
 
     def r(*shape, dtype=tp.float32):
@@ -132,7 +132,7 @@ SCRIPT = textwrap.dedent(
 ERRORS = textwrap.dedent(
     """
     import tensorplay_p10 as tp
-    tp._C._cuda._set_module_provider(lambda module, major, minor: b"stand-in image")
+    tp._C._cuda._set_module_provider(lambda module, major, minor, names=(): b"stand-in image")
     L = tp.linalg
     singular = tp.tensor([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 1.0]]])  # element 0: pivot 2 is 0
     not_pd = tp.tensor([[[1.0, 0.0], [0.0, -1.0]], [[1.0, 0.0], [0.0, 1.0]]])  # minor of order 2 is not PD
@@ -188,7 +188,7 @@ ERRORS = textwrap.dedent(
 EMPTY = textwrap.dedent(
     """
     import tensorplay_p10 as tp
-    tp._C._cuda._set_module_provider(lambda module, major, minor: b"stand-in image")
+    tp._C._cuda._set_module_provider(lambda module, major, minor, names=(): b"stand-in image")
     L = tp.linalg
     z, e = tp.zeros(2, 0, 0).to("cuda"), tp.zeros(0, 3, 3).to("cuda")
     for x in (z, e):

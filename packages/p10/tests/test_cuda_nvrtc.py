@@ -11,6 +11,7 @@ import shutil
 
 import pytest
 
+import tensorplay_p10 as tp
 from tensorplay_p10.cuda import _compiler, _loader, _nvrtc
 
 
@@ -63,6 +64,49 @@ def test_kernel_names_match_what_the_ops_request(ptx):
     assert {f"{k}_b{n}" for k in ("copy_strided", "fill") for n in (1, 2, 4, 8)} <= copy
     reduce = entries(ptx["reduce_sums.cu"])
     assert {f"sum_{k}_{t}" for k in ("inner", "cols", "colsv", "final") for t in REAL} <= reduce
+
+
+UNARY_FLOAT = (
+    "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin cos tan asin acos atan sinh cosh tanh"
+    " asinh acosh atanh sigmoid deg2rad rad2deg logit"
+).split()
+
+
+def test_template_modules_register_every_family_kernel():
+    # Note [Kernel names] in csrc/cuda/ops_unary_float.cpp: the functor is the op's name, capitalised.
+    names = set(_compiler.template_names("unary_float.cu"))
+    for op in UNARY_FLOAT:
+        for t in FLOATS:
+            for form in ("unary_contig", "unary_strided"):
+                assert f"{form}<{op[0].upper() + op[1:]}, {t}>" in names
+    assert _compiler.template_names("binary.cu") == []  # an extern "C" module
+
+
+def test_every_name_expression_lowers_to_an_entry_of_its_module(ptx):
+    lib = _nvrtc_or_skip()
+    modules = tp._C._cuda._template_modules()
+    assert "unary_float.cu" in modules
+    for module, names in modules.items():
+        source = (_loader.KERNEL_DIR / module).read_text()
+        image, lowered = lib.compile_templates(
+            source, module, _compiler._options("compute_80", module), False, names
+        )
+        assert len(lowered) == len(names) == len(set(lowered))
+        assert set(lowered) <= entries(ptx[module]) == entries(image.decode(errors="replace"))
+
+
+def test_module_image_of_a_template_module_caches_its_lowered_names(tmp_path, monkeypatch):
+    lib = _nvrtc_or_skip()
+    monkeypatch.setenv("TP_CUDA_CACHE", str(tmp_path))
+    names = ["unary_contig<Exp, bfloat16>", "unary_strided<Logit, float16>"]
+    ptx, lowered = _compiler.module_ptx("unary_float.cu", 80, names)
+    assert entries(ptx.decode(errors="replace")) == set(lowered)  # only what was asked for is instantiated
+    assert lowered[0].startswith("_Z12unary_contigI3Exp")
+    (names_file,) = tmp_path.glob("unary_float-compute_80-*.ptx.names")
+    names_file.write_text("cached_a\ncached_b\n")
+    assert _compiler.module_ptx("unary_float.cu", 80, names)[1] == ["cached_a", "cached_b"]
+    key = _compiler.cache_key("unary_float.cu", "compute_80", lib.version, names)
+    assert key != _compiler.cache_key("unary_float.cu", "compute_80", lib.version, names[:1])
 
 
 def test_compile_error_names_file_and_line():

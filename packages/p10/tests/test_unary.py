@@ -343,6 +343,41 @@ def test_inplace_on_a_view_bumps_the_base_version(name):
     np.testing.assert_array_equal(view.numpy(), want)
 
 
+UNARY_FLOAT_FAMILY = (
+    "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt reciprocal sin cos tan asin acos atan sinh cosh tanh"
+    " asinh acosh atanh sigmoid deg2rad rad2deg logit"
+).split()
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the type and message are what is compared
+        return type(e), str(e)
+    return None
+
+
+@pytest.mark.parametrize("name", UNARY_FLOAT_FAMILY)
+def test_float_family_meta_rule_gives_the_cpu_result_and_errors(name):
+    # ops/unary_float.h: the Meta kernel is the family's meta rule alone, the one the CPU loop is built from.
+    f = getattr(tp, name)
+    for dtype in (tp.int32, tp.bool, tp.float16, tp.float64):
+        cpu = tp.ones(4, 3, dtype=dtype).t()  # a transposed layout: the result follows it
+        meta = tp.empty_strided((3, 4), (1, 3), dtype=dtype, device="meta")
+        want, got = f(cpu), f(meta)
+        assert got.device.type == "meta" and got.dtype is want.dtype
+        assert got.shape == want.shape and got.stride() == want.stride()
+    out = tp.empty(0, device="meta")
+    assert f(tp.empty(2, 5, device="meta"), out=out) is out and out.shape == (2, 5)
+    # in place on an integer tensor, and a complex input: the same exception and message as on the CPU
+    assert _error(lambda: getattr(tp.ones(2, dtype=tp.int64, device="meta"), name + "_")()) == _error(
+        lambda: getattr(tp.ones(2, dtype=tp.int64), name + "_")()
+    )
+    assert _error(lambda: f(tp.empty(2, dtype=tp.complex64, device="meta"))) == _error(
+        lambda: f(tp.ones(2, dtype=tp.complex64))
+    )
+
+
 def test_inplace_dtype_rules():
     i = tp.tensor([1, 4])
     with pytest.raises(

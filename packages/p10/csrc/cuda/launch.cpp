@@ -12,10 +12,15 @@
 namespace tp::p10::cuda {
 
 namespace {
+struct Loaded {
+  CUmodule module;
+  std::map<std::string, std::string> lowered;  // name expression -> lowered name (template modules)
+};
 struct Modules {
   std::mutex mu;
   ModuleProvider provider;
-  std::map<std::pair<int, std::string>, CUmodule> modules;                // (device, module)
+  std::map<std::string, std::vector<std::string>> names;                   // template module -> expressions
+  std::map<std::pair<int, std::string>, Loaded> modules;                   // (device, module)
   std::map<std::tuple<int, std::string, std::string>, CUfunction> functions;  // (device, module, name)
   std::map<std::tuple<CUfunction, unsigned, unsigned>, int> occupancy;         // resident_blocks_per_sm
 };
@@ -26,11 +31,17 @@ Modules &modules() {
 
 constexpr int CU_JIT_ERROR_LOG_BUFFER = 5, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 
-CUmodule load_module(int device, const std::string &name, ModuleProvider &provider) {
+Loaded load_module(int device, const std::string &name, const std::vector<std::string> &names,
+                   ModuleProvider &provider) {
   TP_CHECK(provider, Runtime, "CUDA kernels cannot be compiled: import tensorplay_p10.cuda first (it registers the "
            "NVRTC compiler)");
   const DeviceProperties &p = properties(device);
-  std::string image = provider(name, p.major, p.minor);
+  ModuleImage built = provider(name, names, p.major, p.minor);
+  TP_CHECK(built.lowered.size() == names.size(), Runtime, "the module provider gave ", built.lowered.size(),
+           " lowered names for the ", names.size(), " name expressions of ", name);
+  Loaded loaded;
+  for (size_t i = 0; i < names.size(); ++i) loaded.lowered.emplace(names[i], built.lowered[i]);
+  const std::string &image = built.image;
   char log[4096] = {0};
   int options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void *values[] = {log, reinterpret_cast<void *>(uintptr_t(sizeof(log) - 1))};
@@ -42,13 +53,27 @@ CUmodule load_module(int device, const std::string &name, ModuleProvider &provid
            r == 222 ? "\n(the driver is older than the NVRTC that made this PTX: install an NVRTC wheel no newer "
                       "than the driver's CUDA version)"
                     : "");
-  return mod;
+  loaded.module = mod;
+  return loaded;
 }
 }  // namespace
 
 void set_module_provider(ModuleProvider p) {
   std::lock_guard<std::mutex> lock(modules().mu);
   modules().provider = std::move(p);
+}
+
+void register_kernel_names(const std::string &module, const std::vector<std::string> &names) {
+  Modules &m = modules();
+  std::lock_guard<std::mutex> lock(m.mu);
+  std::vector<std::string> &list = m.names[module];
+  list.insert(list.end(), names.begin(), names.end());
+}
+
+std::vector<std::pair<std::string, std::vector<std::string>>> template_modules() {
+  Modules &m = modules();
+  std::lock_guard<std::mutex> lock(m.mu);
+  return {m.names.begin(), m.names.end()};
 }
 
 CUfunction kernel(int device, const char *module, const std::string &name) {
@@ -59,22 +84,24 @@ CUfunction kernel(int device, const char *module, const std::string &name) {
   if (it != m.functions.end()) return it->second;
   auto mkey = std::make_pair(device, std::string(module));
   auto mit = m.modules.find(mkey);
-  CUmodule mod;
+  const Loaded *loaded;
   if (mit != m.modules.end()) {
-    mod = mit->second;
+    loaded = &mit->second;
   } else {
     ModuleProvider provider = m.provider;
+    auto nit = m.names.find(module);
+    const std::vector<std::string> names = nit == m.names.end() ? std::vector<std::string>() : nit->second;
     lock.unlock();  // compiling can take seconds and calls into Python; never hold the lock across it
-    mod = load_module(device, module, provider);
+    Loaded fresh_module = load_module(device, module, names, provider);
     lock.lock();
-    auto [pos, fresh] = m.modules.emplace(mkey, mod);
-    if (!fresh) {  // another thread loaded it meanwhile: keep theirs
-      driver().cuModuleUnload(mod);
-      mod = pos->second;
-    }
+    auto [pos, fresh] = m.modules.emplace(mkey, fresh_module);
+    if (!fresh) driver().cuModuleUnload(fresh_module.module);  // another thread loaded it meanwhile: keep theirs
+    loaded = &pos->second;
   }
+  auto lowered = loaded->lowered.find(name);
+  const std::string &symbol = lowered == loaded->lowered.end() ? name : lowered->second;
   CUfunction f = nullptr;
-  CUresult r = driver().cuModuleGetFunction(&f, mod, name.c_str());
+  CUresult r = driver().cuModuleGetFunction(&f, loaded->module, symbol.c_str());
   TP_CHECK(r == CUDA_SUCCESS, NotImplemented, "no CUDA kernel '", name, "' in ", module, " (", error_text(r),
            "): this op does not support that dtype on CUDA yet");
   m.functions.emplace(key, f);
@@ -84,9 +111,9 @@ CUfunction kernel(int device, const char *module, const std::string &name) {
 void unload_modules() {
   Modules &m = modules();
   std::lock_guard<std::mutex> lock(m.mu);
-  for (auto &[key, mod] : m.modules) {
+  for (auto &[key, loaded] : m.modules) {
     DeviceGuard g(key.first);
-    driver().cuModuleUnload(mod);
+    driver().cuModuleUnload(loaded.module);
   }
   m.modules.clear();
   m.functions.clear();

@@ -7,16 +7,38 @@
 #pragma once
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "cuda/runtime.h"
 
 namespace tp::p10::cuda {
 
-// (module file name, e.g. "binary.cu", compute capability major, minor) -> CUBIN or PTX image.
-using ModuleProvider = std::function<std::string(const std::string &, int, int)>;
+// Note [Template kernels]
+//   A module's kernels are either `extern "C"` functions, found by their plain names (add_contig_float32), or
+//   templates (unary_float.cu's unary_contig<F, T>). A template module's host code registers, once, every
+//   name expression it may launch (register_kernel_names: "unary_contig<Exp, bfloat16>"); the module is then
+//   compiled as one NVRTC program with all of them (nvrtcAddNameExpression), the provider returns the lowered
+//   (mangled) name NVRTC gave each (nvrtcGetLoweredName), and kernel(device, module, expression) looks the
+//   function up by it. The disk cache is keyed by the list too (Note [Kernel cache] in cuda/_compiler.py).
+
+// A module's image and, for a template module, the lowered name of each of its name expressions (in order).
+struct ModuleImage {
+  std::string image;
+  std::vector<std::string> lowered;
+};
+// (module file name, e.g. "binary.cu", its name expressions (empty: an extern "C" module), compute capability
+// major, minor) -> CUBIN or PTX image.
+using ModuleProvider =
+    std::function<ModuleImage(const std::string &, const std::vector<std::string> &, int, int)>;
 void set_module_provider(ModuleProvider p);
 
-// The function `name` of `module` on `device`; RuntimeError naming both when it does not exist.
+// Add name expressions to template module `module` (before its first launch: static initialisation).
+void register_kernel_names(const std::string &module, const std::vector<std::string> &names);
+// Every template module and its name expressions (the NVRTC test and the CUDA emulator compile them all).
+std::vector<std::pair<std::string, std::vector<std::string>>> template_modules();
+
+// The function `name` of `module` on `device` (a name expression for a template module); RuntimeError naming
+// both when it does not exist.
 CUfunction kernel(int device, const char *module, const std::string &name);
 void unload_modules();  // drop every loaded module (the next launch recompiles or re-reads the cache)
 

@@ -1,10 +1,11 @@
-// ops_unary.cpp — CUDA kernels for the elementwise functions of one tensor: exp, log, log1p, expm1, sqrt,
-// rsqrt, sin, cos, tanh, sigmoid, erf, reciprocal, abs, neg, sign, floor, ceil, round, trunc, the activations
-// relu, leaky_relu, elu, gelu, silu, softplus, clamp/clip, and threshold_backward, silu_backward, gelu_backward.
+// ops_unary.cpp — CUDA kernels for the elementwise functions of one tensor: erf, abs, neg, sign, floor, ceil,
+// round, trunc, the activations relu, leaky_relu, elu, gelu, silu, softplus, clamp/clip, and
+// threshold_backward, silu_backward, gelu_backward. (The float family — exp, log, sin, … — is
+// ops_unary_float.cpp's.)
 //
 // Where it sits: the CUDA twin of kernels/unary*.cpp, kernels/activation*.cpp and clamp in kernels/ternary.cpp;
 // the arithmetic is tensorplay_p10/cuda_kernels/unary.cu. Each call first asks the CPU op on meta tensors
-// (cuda/ops_meta.h) for its checks, result dtype and layout, so the rules (int -> float for exp, bool refused
+// (cuda/ops_meta.h) for its checks, result dtype and layout, so the rules (int -> float for erf, bool refused
 // by relu, out= casting) are the CPU's own. Then: the input is cast to the result dtype, the kernel runs in its
 // contig form (result and input contiguous) or strided form (Note [Kernel geometry]), and an out= of another
 // dtype gets a cast copy. Each op has PyTorch's three forms (name, name_, name.out: kernels/unary.h).
@@ -78,24 +79,13 @@ Tensor unary(const UnaryCall &c, const Tensor &self, const Tensor &meta, const s
 Params numbers(double a, double b = 0, double c = 0) { return Params{{Scalar(a), Scalar(b), Scalar(c)}, false}; }
 }  // namespace
 
-// ---- the float functions: integers and bool compute in the default float dtype (the CPU's rule) ----------
+// ---- erf (integers and bool compute in the default float dtype, the CPU's rule) and abs, neg, relu --------
 #define TP_CUDA_UNARY(name)                                                                                 \
   static Tensor name##_impl(const UnaryCall &c, const Tensor &self) {                                      \
     return unary(c, self, ask_meta(c, #name, self), #name, {});                                             \
   }                                                                                                         \
   TP_UNARY_VARIANTS(name, , )
-TP_CUDA_UNARY(exp)
-TP_CUDA_UNARY(log)
-TP_CUDA_UNARY(log1p)
-TP_CUDA_UNARY(expm1)
-TP_CUDA_UNARY(sqrt)
-TP_CUDA_UNARY(rsqrt)
-TP_CUDA_UNARY(sin)
-TP_CUDA_UNARY(cos)
-TP_CUDA_UNARY(tanh)
-TP_CUDA_UNARY(sigmoid)
 TP_CUDA_UNARY(erf)
-TP_CUDA_UNARY(reciprocal)
 TP_CUDA_UNARY(abs)
 TP_CUDA_UNARY(neg)
 TP_CUDA_UNARY(relu)
@@ -262,18 +252,7 @@ static Tensor gelu_backward(const Tensor &grad, const Tensor &self, const std::s
 
 TP_LIBRARY(cuda_unary) {
   const DispatchKey key = DispatchKey::CUDA;
-  TP_IMPL_UNARY_VARIANTS(lib, exp, key);
-  TP_IMPL_UNARY_VARIANTS(lib, log, key);
-  TP_IMPL_UNARY_VARIANTS(lib, log1p, key);
-  TP_IMPL_UNARY_VARIANTS(lib, expm1, key);
-  TP_IMPL_UNARY_VARIANTS(lib, sqrt, key);
-  TP_IMPL_UNARY_VARIANTS(lib, rsqrt, key);
-  TP_IMPL_UNARY_VARIANTS(lib, sin, key);
-  TP_IMPL_UNARY_VARIANTS(lib, cos, key);
-  TP_IMPL_UNARY_VARIANTS(lib, tanh, key);
-  TP_IMPL_UNARY_VARIANTS(lib, sigmoid, key);
   TP_IMPL_UNARY_VARIANTS(lib, erf, key);
-  TP_IMPL_UNARY_VARIANTS(lib, reciprocal, key);
   TP_IMPL_UNARY_VARIANTS(lib, abs, key);
   TP_IMPL_UNARY_VARIANTS(lib, neg, key);
   TP_IMPL_UNARY_VARIANTS(lib, sign, key);

@@ -1,190 +1,77 @@
-// ops_unary_float.cpp — CUDA kernels for the float functions of one tensor beyond ops_unary.cpp's: exp2, log2,
-// log10, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, deg2rad, rad2deg, logit, erfc, erfinv,
-// lgamma, digamma, frac; and sgn, square, nan_to_num (dtype-keeping), isnan, isinf, isfinite, signbit (bool);
-// conj and angle of real tensors.
+// ops_unary_float.cpp — the CUDA kernels of the unary float family (ops/unary_float.h: exp, log, sin, sigmoid,
+// logit, …): one templated kernel per form, instantiated by name for each op's functor and dtype.
 //
-// Where it sits: the CUDA twin of kernels/unary_float.cpp, unary_special.cpp and part of unary.cpp; the
-// arithmetic is tensorplay_p10/cuda_kernels/unary_math.cu. Each call asks the CPU op on meta tensors
-// (elementwise.h meta_result) for its checks, result dtype (int -> float for exp2) and layout, then launches.
-// Each op has the forms the CPU op has (name, name_, name.out: kernels/unary.h).
-#include <cfloat>
+// Where it sits: impl_unary_float<Cuda> registers the three forms of every row of the table for the CUDA key.
+// A call asks the family's meta rule (Note [The family's meta rule]) on meta copies of its tensors — the
+// called form for its checks, the functional form for the result's dtype and layout — casts the input to the
+// result dtype T and launches tensorplay_p10/cuda_kernels/unary_float.cu's unary_contig<F, T> (16-byte packs)
+// or unary_strided<F, T> (Note [Kernel geometry]); an out= of another dtype gets a cast copy.
+//
+// Note [Kernel names]
+//   The kernels are found by name expression (Note [Template kernels] in launch.h): "unary_contig<Exp,
+//   bfloat16>", spelled from the functor's `name` ("exp" -> Exp: a functor is its op's name with the first
+//   letter upper-cased) and tensorplay's dtype name (common.cuh's typedefs). register_unary_float_kernels
+//   lists every one the table can ask for, and test_cuda_nvrtc.py compiles them all.
+#include <cctype>
 
 #include "cuda/elementwise.h"
-#include "kernels/unary.h"
+#include "ops/unary_float.h"
 
 namespace tp::p10::cuda {
 
 namespace {
-Form form_of(const UnaryCall &c, const char *functional, const Tensor &self) {
-  return {c.op, c.op, functional, c.inplace ? self : c.out, c.inplace};
+constexpr const char *kModule = "unary_float.cu";
+constexpr ScalarType kDtypes[] = {ScalarType::Float32, ScalarType::Float64, ScalarType::Float16,
+                                  ScalarType::BFloat16};
+
+// Note [Kernel names]: "unary_contig<Exp, float32>".
+std::string kernel_name(const char *form, const char *op, ScalarType t) {
+  std::string functor = op;
+  functor[0] = char(std::toupper(static_cast<unsigned char>(functor[0])));
+  return str_cat(form, "<", functor, ", ", scalar_type_name(t), ">");
 }
 
-// A function of unary_math.cu computed in the result's dtype.
-template <typename... Extra>
-Tensor unary_fn(const UnaryCall &c, const char *name, const Tensor &self, std::array<double, 3> p,
-                const Extra &...extra) {
-  const Form f = form_of(c, name, self);
-  const Tensor m = meta_result(f, self, extra...);
-  const Target t = begin(f, m, {self});
-  run(c.op, {"unary_math.cu", name, m.dtype(), m.dtype(), p}, t, {self});
-  return t.out;
-}
-}  // namespace
-
-#define TP_CUDA_FLOAT_FN(name)                                                                              \
-  static Tensor name##_impl(const UnaryCall &c, const Tensor &self) { return unary_fn(c, #name, self, {}); } \
-  TP_UNARY_VARIANTS(name, , )
-TP_CUDA_FLOAT_FN(exp2)
-TP_CUDA_FLOAT_FN(log2)
-TP_CUDA_FLOAT_FN(log10)
-TP_CUDA_FLOAT_FN(tan)
-TP_CUDA_FLOAT_FN(asin)
-TP_CUDA_FLOAT_FN(acos)
-TP_CUDA_FLOAT_FN(atan)
-TP_CUDA_FLOAT_FN(sinh)
-TP_CUDA_FLOAT_FN(cosh)
-TP_CUDA_FLOAT_FN(asinh)
-TP_CUDA_FLOAT_FN(acosh)
-TP_CUDA_FLOAT_FN(atanh)
-TP_CUDA_FLOAT_FN(deg2rad)
-TP_CUDA_FLOAT_FN(rad2deg)
-TP_CUDA_FLOAT_FN(erfc)
-TP_CUDA_FLOAT_FN(erfinv)
-TP_CUDA_FLOAT_FN(lgamma)
-TP_CUDA_FLOAT_FN(digamma)
-TP_CUDA_FLOAT_FN(frac)
-TP_CUDA_FLOAT_FN(square)  // bool squares in int64: the meta result's dtype, to which the input is cast
-
-// logit(x, eps): x clamped to [eps, 1 - eps] first when eps >= 0 (PyTorch ignores a negative eps).
-static Tensor logit_impl(const UnaryCall &c, const Tensor &self, std::optional<double> eps) {
-  const bool clamp = eps && *eps >= 0;
-  return unary_fn(c, "logit", self, {clamp ? 1.0 : 0.0, clamp ? *eps : 0.0, clamp ? 1 - *eps : 1.0}, eps);
-}
-TP_UNARY_VARIANTS(logit, TP_UCOMMA std::optional<double> eps, TP_UCOMMA eps)
-
-// sgn of a real tensor is its sign; of bool, itself.
-static Tensor sgn_impl(const UnaryCall &c, const Tensor &self) {
-  const Form f = form_of(c, "sgn", self);
-  const Tensor m = meta_result(f, self);
-  const Target t = begin(f, m, {self});
-  check_real(c.op, m.dtype());
-  if (m.dtype() == ScalarType::Bool) copy_into(t, self);
-  else run(c.op, {"unary_math.cu", "sgn", m.dtype(), m.dtype()}, t, {self});
-  return t.out;
-}
-TP_UNARY_VARIANTS(sgn, , )
-
-// The largest finite value of a float dtype: what +inf becomes by default (-inf: its negative).
-static double max_finite(ScalarType t) {
-  switch (t) {
-    case ScalarType::Float16: return 65504.0;
-    case ScalarType::BFloat16: return 3.3895313892515355e38;  // bits 0x7f7f
-    case ScalarType::Float32: return double(FLT_MAX);
-    default: return DBL_MAX;
-  }
-}
-
-// Integers and bool have no NaN or inf: their values pass through.
-static Tensor nan_to_num_impl(const UnaryCall &c, const Tensor &self, std::optional<double> nan,
-                              std::optional<double> posinf, std::optional<double> neginf) {
-  const Form f = form_of(c, "nan_to_num", self);
-  const Tensor m = meta_result(f, self, nan, posinf, neginf);
-  const Target t = begin(f, m, {self});
-  const ScalarType ct = m.dtype();
-  check_real(c.op, ct);
-  if (!is_floating(ct)) {
-    copy_into(t, self);
+struct Cuda {
+  template <typename F, Complex C> static Tensor run(const UnaryCall &c, const Tensor &self, const F &f) {
+    const Tensor ms = meta_like(self);
+    if (c.inplace) unary_float_meta(UnaryCall{c.op, ms, true}, ms, C);
+    else if (c.out.defined()) unary_float_meta(UnaryCall{c.op, meta_like(c.out), false}, ms, C);
+    const Tensor m = unary_float_meta(UnaryCall{F::name, Tensor(), false}, ms, C);
+    const Target t = begin({c.op, c.op, F::name, c.inplace ? self : c.out, c.inplace}, m, {self});
+    const ScalarType ct = m.dtype();
+    check_real(c.op, ct);
+    if (t.out.numel() == 0) return t.out;
+    DeviceGuard guard(t.dev);
+    Tensor res = t.out.dtype() == ct ? t.out : empty_tensor(t.out.sizes(), ct, t.device);
+    const Tensor x = self.dtype() == ct ? self : contiguous_as(self, ct);
+    const Stream stream = stream_for(t.dev);
+    const int64_t n = res.numel();
+    if (res.is_contiguous() && x.is_contiguous() && x.sizes() == res.sizes()) {
+      const int pack = int(16 / element_size(ct));  // Note [16-byte packs]
+      launch(kernel(t.dev, kModule, kernel_name("unary_contig", F::name, ct)), elementwise_config(t.dev, n, pack),
+             stream, n, res.data_ptr(), x.data_ptr(), f);
+    } else {
+      const KernelGeometry g = make_geometry(res.sizes(), {&res, &x}, c.op);
+      launch(kernel(t.dev, kModule, kernel_name("unary_strided", F::name, ct)), elementwise_config(t.dev, n),
+             stream, n, g, res.data_ptr(), x.data_ptr(), f);
+    }
+    if (res.impl() != t.out.impl()) device_copy(t.out, res);
     return t.out;
   }
-  const double big = max_finite(ct);
-  run(c.op, {"unary_math.cu", "nan_to_num", ct, ct, {nan.value_or(0.0), posinf.value_or(big), neginf.value_or(-big)}},
-      t, {self});
-  return t.out;
-}
-TP_UNARY_VARIANTS(nan_to_num,
-                  TP_UCOMMA std::optional<double> nan TP_UCOMMA std::optional<double> posinf
-                  TP_UCOMMA std::optional<double> neginf,
-                  TP_UCOMMA nan TP_UCOMMA posinf TP_UCOMMA neginf)
+};
 
-// ---- the parts of a complex number, on real tensors (kernels/unary_complex.cpp) -----------------------------
-// conj of a real tensor is the tensor itself, as on the CPU; complex dtypes have no CUDA kernels (check_real).
-static Tensor conj(const Tensor &self) {
-  check_real("conj", self.dtype());
-  return self;
-}
+// Every name expression the table can ask for, registered before the module's first compile.
+const bool registered = [] {
+  std::vector<std::string> names;
+  for_each_unary_float([&]<typename F, Complex C, typename... X>(const UnaryFloatOp<F, C, X...> &) {
+    for (ScalarType t : kDtypes)
+      for (const char *form : {"unary_contig", "unary_strided"}) names.push_back(kernel_name(form, F::name, t));
+  });
+  register_kernel_names(kModule, names);
+  return true;
+}();
+}  // namespace
 
-// angle: pi for negative numbers, 0 otherwise, NaN kept; integers and bool compute in the default float dtype
-// (the meta result's). A complex input is refused by its own dtype (its result, the real part's, would pass).
-static Tensor angle_impl(const UnaryCall &c, const Tensor &self) {
-  check_real(c.op, self.dtype());
-  return unary_fn(c, "angle", self, {});
-}
-static Tensor angle(const Tensor &self) { return angle_impl({"angle", Tensor(), false}, self); }
-static Tensor angle_out(const Tensor &self, const Tensor &out) { return angle_impl({"angle.out", out, false}, self); }
-
-// ---- classification: bool results, computed on self's dtype; integers answer without reading --------------
-static Tensor classify(const UnaryCall &c, const char *name, const Tensor &self, bool int_answer) {
-  const Form f = form_of(c, name, self);
-  const Tensor m = meta_result(f, self);
-  const Target t = begin(f, m, {self});
-  const ScalarType ct = self.dtype();
-  check_real(c.op, ct);
-  if (is_floating(ct)) run(c.op, {"unary_math.cu", name, ct, ScalarType::Bool}, t, {self});
-  else fill_into(t, Scalar(int_answer));
-  return t.out;
-}
-static Tensor isnan(const Tensor &self) { return classify({"isnan", Tensor(), false}, "isnan", self, false); }
-static Tensor isinf(const Tensor &self) { return classify({"isinf", Tensor(), false}, "isinf", self, false); }
-static Tensor isfinite(const Tensor &self) { return classify({"isfinite", Tensor(), false}, "isfinite", self, true); }
-
-// signbit: negative values, -0.0 and sign-bit NaNs; unsigned and bool never.
-static Tensor signbit_impl(const UnaryCall &c, const Tensor &self) {
-  const ScalarType ct = self.dtype();
-  if (ct == ScalarType::Bool || ct == ScalarType::UInt8) return classify(c, "signbit", self, false);
-  const Form f = form_of(c, "signbit", self);
-  const Tensor m = meta_result(f, self);
-  const Target t = begin(f, m, {self});
-  run(c.op, {"unary_math.cu", "signbit", ct, ScalarType::Bool}, t, {self});
-  return t.out;
-}
-static Tensor signbit(const Tensor &self) { return signbit_impl({"signbit", Tensor(), false}, self); }
-static Tensor signbit_out(const Tensor &self, const Tensor &out) {
-  return signbit_impl({"signbit.out", out, false}, self);
-}
-
-TP_LIBRARY(cuda_unary_float) {
-  const DispatchKey key = DispatchKey::CUDA;
-  TP_IMPL_UNARY_VARIANTS(lib, exp2, key);
-  TP_IMPL_UNARY_VARIANTS(lib, log2, key);
-  TP_IMPL_UNARY_VARIANTS(lib, log10, key);
-  TP_IMPL_UNARY_VARIANTS(lib, tan, key);
-  TP_IMPL_UNARY_VARIANTS(lib, asin, key);
-  TP_IMPL_UNARY_VARIANTS(lib, acos, key);
-  TP_IMPL_UNARY_VARIANTS(lib, atan, key);
-  TP_IMPL_UNARY_VARIANTS(lib, sinh, key);
-  TP_IMPL_UNARY_VARIANTS(lib, cosh, key);
-  TP_IMPL_UNARY_VARIANTS(lib, asinh, key);
-  TP_IMPL_UNARY_VARIANTS(lib, acosh, key);
-  TP_IMPL_UNARY_VARIANTS(lib, atanh, key);
-  TP_IMPL_UNARY_VARIANTS(lib, deg2rad, key);
-  TP_IMPL_UNARY_VARIANTS(lib, rad2deg, key);
-  TP_IMPL_UNARY_VARIANTS(lib, logit, key);
-  TP_IMPL_UNARY_VARIANTS(lib, erfc, key);
-  TP_IMPL_UNARY_VARIANTS(lib, erfinv, key);
-  TP_IMPL_UNARY_VARIANTS(lib, lgamma, key);
-  TP_IMPL_UNARY_VARIANTS(lib, digamma, key);
-  TP_IMPL_UNARY_VARIANTS(lib, frac, key);
-  TP_IMPL_UNARY_VARIANTS(lib, square, key);
-  TP_IMPL_UNARY_VARIANTS(lib, sgn, key);
-  TP_IMPL_UNARY_VARIANTS(lib, nan_to_num, key);
-  TP_IMPL(lib, "isnan", CUDA, isnan);
-  TP_IMPL(lib, "isinf", CUDA, isinf);
-  TP_IMPL(lib, "isfinite", CUDA, isfinite);
-  TP_IMPL(lib, "signbit", CUDA, signbit);
-  TP_IMPL(lib, "signbit.out", CUDA, signbit_out);
-  TP_IMPL(lib, "conj", CUDA, conj);
-  TP_IMPL(lib, "angle", CUDA, angle);
-  TP_IMPL(lib, "angle.out", CUDA, angle_out);
-}
+TP_LIBRARY(cuda_unary_float) { impl_unary_float<Cuda>(lib, DispatchKey::CUDA, __LINE__); }
 
 }  // namespace tp::p10::cuda

@@ -13,6 +13,7 @@
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include "cuda/graphs.h"
 #include "cuda/launch.h"
@@ -287,11 +288,28 @@ void bind_cuda(nb::module_ &parent) {
   m.def("_set_module_provider", [](nb::callable fn) {
     // Called from C++ ops (with or without the GIL held): take it, call Python, copy the bytes out.
     nb::object keep = fn;
-    set_module_provider([keep](const std::string &module, int major, int minor) -> std::string {
+    // A template module (Note [Template kernels]) passes its name expressions too and gets (image, lowered
+    // names) back; a provider that answers with bytes alone (a test's stand-in image) keeps the expressions.
+    set_module_provider([keep](const std::string &module, const std::vector<std::string> &names, int major,
+                               int minor) -> ModuleImage {
       nb::gil_scoped_acquire gil;
-      nb::bytes b = nb::cast<nb::bytes>(keep(module, major, minor));
-      return std::string(b.c_str(), b.size());
+      nb::object r = names.empty() ? keep(module, major, minor) : keep(module, major, minor, names);
+      ModuleImage out;
+      if (nb::isinstance<nb::bytes>(r)) {
+        out.lowered = names;
+      } else {
+        out.lowered = nb::cast<std::vector<std::string>>(r[1]);
+        r = r[0];
+      }
+      nb::bytes b = nb::cast<nb::bytes>(r);
+      out.image.assign(b.c_str(), b.size());
+      return out;
     });
+  });
+  m.def("_template_modules", [] {
+    nb::dict d;
+    for (const auto &[module, names] : template_modules()) d[nb::str(module.c_str())] = nb::cast(names);
+    return d;
   });
   m.def("_unload_modules", &unload_modules);
   bind_cublas(m);

@@ -1,8 +1,8 @@
 // unary.h — what the unary kernel files share: the three call forms of an op and their registration.
 //
-// Where it sits: included by kernels/unary.cpp (sign, rounding, classification), unary_float.cpp (exp, log,
-// trigonometry…), unary_special.cpp (erf, erfinv, lgamma, digamma) and unary_complex.cpp (real, imag, conj,
-// angle). Each op `name` exists three times, PyTorch's way: `name` (new output), `name_` (in place on self)
+// Where it sits: included by kernels/unary.cpp (sign, rounding, classification), unary_special.cpp (erf,
+// erfinv, lgamma, digamma), unary_complex.cpp (real, imag, conj, angle) and the float family's table
+// (ops/unary_float.h: exp, log, trigonometry…, whose rows write their three schemas out instead). Each op `name` exists three times, PyTorch's way: `name` (new output), `name_` (in place on self)
 // and `name.out` (into a given tensor). A kernel file writes one `name_impl(const UnaryCall &, self, ...)`
 // and gets the three typed functions from TP_UNARY_VARIANTS and their schemas and kernels from
 // TP_DEF_UNARY_VARIANTS / TP_IMPL_UNARY_VARIANTS.

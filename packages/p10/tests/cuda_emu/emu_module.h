@@ -5,7 +5,8 @@
 //     #include "<module>.cu"          (a patched copy: Note [Emulator patches] in cuda_testing.py)
 //     #include "emu_module.h"
 //     TP_EMU_TABLE(TP_EMU_ENTRY(kernel_a) TP_EMU_ENTRY(kernel_b) ...)
-// with every `extern "C" __global__` name of the file (found by preprocessing it, so none is forgotten), and
+// with every `extern "C" __global__` name of the file (found by preprocessing it, so none is forgotten) and
+// every template instance the host registered (TP_EMU_NAMED), and
 // compiles it with cuda_emu.h force-included. The table maps a kernel name to a body that reads
 // cuLaunchKernel's argument array as the kernel's own parameter types and calls it: one emulated thread.
 // tp_emu_run (emu_runtime.cpp) runs that body for every thread of every block.
@@ -39,6 +40,9 @@ struct TpEmuNamed {
   TpEmuKernel kernel;
 };
 #define TP_EMU_ENTRY(name) {#name, tp_emu_kernel_of<&name>(&name)},
+// A template instance (Note [Emulated templates] in cuda_testing.py): its lowered name, then its name expression
+// (which may hold commas: unary_contig<Exp, float32>).
+#define TP_EMU_NAMED(lowered, ...) {lowered, tp_emu_kernel_of<&__VA_ARGS__>(&__VA_ARGS__)},
 #define TP_EMU_TABLE(...)                                                                                    \
   static const TpEmuNamed tp_emu_table[] = {__VA_ARGS__};                                                    \
   extern "C" __attribute__((visibility("default"))) const TpEmuKernel *tp_emu_kernel(const char *name) {     \

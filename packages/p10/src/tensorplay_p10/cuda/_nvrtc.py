@@ -57,6 +57,18 @@ class Nvrtc:
 
     def compile(self, source: str, name: str, options: list[str], cubin: bool) -> bytes:
         """Compile ``source``; return CUBIN (``cubin=True``, options name an ``sm_XY``) or NUL-ended PTX."""
+        return self.compile_templates(source, name, options, cubin, ())[0]
+
+    def compile_templates(
+        self,
+        source: str,
+        name: str,
+        options: list[str],
+        cubin: bool,
+        expressions: tuple[str, ...] | list[str],
+    ) -> tuple[bytes, list[str]]:
+        """Compile ``source`` instantiating each name expression (``unary_contig<Exp, float32>``); return the
+        image (as ``compile``) and the lowered (mangled) name NVRTC gave each expression, in order."""
         lib = self._lib
         prog = ctypes.c_void_p()
         self._check(
@@ -64,6 +76,8 @@ class Nvrtc:
             "nvrtcCreateProgram",
         )
         try:
+            for e in expressions:
+                self._check(lib.nvrtcAddNameExpression(prog, e.encode()), f"nvrtcAddNameExpression({e})")
             opts = (ctypes.c_char_p * len(options))(*[o.encode() for o in options])
             status = lib.nvrtcCompileProgram(prog, len(options), opts)
             if status != 0:
@@ -77,7 +91,14 @@ class Nvrtc:
             self._check(get_size(prog, ctypes.byref(size)), "nvrtcGet*Size")
             buf = ctypes.create_string_buffer(size.value)
             self._check(get(prog, buf), "nvrtcGet*")
-            return buf.raw
+            lowered = []
+            for e in expressions:
+                out = ctypes.c_char_p()
+                self._check(
+                    lib.nvrtcGetLoweredName(prog, e.encode(), ctypes.byref(out)), f"nvrtcGetLoweredName({e})"
+                )
+                lowered.append(out.value.decode())  # owned by the program: copied before it is destroyed
+            return buf.raw, lowered
         finally:
             lib.nvrtcDestroyProgram(ctypes.byref(prog))
 

@@ -8,11 +8,6 @@
 // bounds, lambd), converted to the math type as the CPU's M(double) does.
 #include "elementwise.cuh"
 
-TP_MATH1(m_exp, expf, exp)
-TP_MATH1(m_log1p, log1pf, log1p)
-TP_MATH1(m_tanh, tanhf, tanh)
-TP_MATH1(m_fabs, fabsf, fabs)
-
 template <typename A> struct IsFloat { static constexpr bool value = false; };
 template <> struct IsFloat<float> { static constexpr bool value = true; };
 template <> struct IsFloat<double> { static constexpr bool value = true; };

@@ -8,20 +8,6 @@
 // functor is the CPU op's scalar lambda, in OpMath<T> (float32 for float16/bfloat16).
 #include "elementwise.cuh"
 
-TP_MATH1(m_floor, floorf, floor)
-TP_MATH1(m_trunc, truncf, trunc)
-TP_MATH1(m_log, logf, log)
-TP_MATH1(m_log1p, log1pf, log1p)
-TP_MATH1(m_exp, expf, exp)
-TP_MATH1(m_exp2, exp2f, exp2)
-TP_MATH1(m_fabs, fabsf, fabs)
-TP_MATH2(m_fmod, fmodf, fmod)
-TP_MATH2(m_copysign, copysignf, copysign)
-TP_MATH2(m_atan2, atan2f, atan2)
-TP_MATH2(m_hypot, hypotf, hypot)
-TP_MATH2(m_fmax, fmaxf, fmax)
-TP_MATH2(m_fmin, fminf, fmin)
-
 template <typename A> struct IsFloat { static constexpr bool value = false; };
 template <> struct IsFloat<float> { static constexpr bool value = true; };
 template <> struct IsFloat<double> { static constexpr bool value = true; };

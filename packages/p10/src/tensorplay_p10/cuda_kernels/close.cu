@@ -5,8 +5,6 @@
 // bool tensor, then one int read back on the host).
 #include "elementwise.cuh"
 
-TP_MATH1(m_fabs, fabsf, fabs)
-
 // |a - b| <= atol + |rtol b|, or exactly equal (equal infinities), or both NaN when equal_nan (p0 = rtol,
 // p1 = atol, p2 = equal_nan): kernels/compare.cpp's isclose, in the math type.
 struct IsClose {

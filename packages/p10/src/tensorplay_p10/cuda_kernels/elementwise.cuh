@@ -16,6 +16,7 @@
 // = true` to receive the stored T itself (bit-level ops: signbit, nextafter of 16-bit floats).
 #pragma once
 #include "common.cuh"
+#include "pointwise_math.cuh"  // m_exp, m_log, …: the float and double maths under one name
 
 struct P3 {
   double p0, p1, p2;
@@ -240,11 +241,3 @@ __device__ void map3_strided(int64 n, const Geometry &g, R *out, const T *a, con
 #define TP_FOR_REAL(M, name, Op, R_OF)                                                                      \
   TP_FOR_FLOATS(M, name, Op, R_OF) TP_FOR_INTS(M, name, Op, R_OF)
 #define TP_FOR_ALL(M, name, Op, R_OF) TP_FOR_REAL(M, name, Op, R_OF) M(name, Op, bool, R_OF(bool))
-
-// ---- the float and double versions of the math library under one name --------------------------------------
-#define TP_MATH1(name, f32, f64)                                                                            \
-  __device__ __forceinline__ float name(float x) { return f32(x); }                                         \
-  __device__ __forceinline__ double name(double x) { return f64(x); }
-#define TP_MATH2(name, f32, f64)                                                                            \
-  __device__ __forceinline__ float name(float x, float y) { return f32(x, y); }                             \
-  __device__ __forceinline__ double name(double x, double y) { return f64(x, y); }

@@ -7,8 +7,6 @@
 // the math type as the CPU's weight.to<M>() / value.to<M>() (integers through int64: elementwise.cuh as<A>).
 #include "elementwise.cuh"
 
-TP_MATH1(m_fabs, fabsf, fabs)
-
 // self + w (end - self), PyTorch's two-sided formula: for |w| >= 0.5 it interpolates from `end`, so that
 // lerp(a, b, 1) is exactly b.
 template <typename A> __device__ __forceinline__ A lerp_value(A self, A end, A w) {

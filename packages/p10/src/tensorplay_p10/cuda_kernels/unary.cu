@@ -1,4 +1,4 @@
-// unary.cu — elementwise functions of one tensor on the device: exp, log, …, the rounding functions, the
+// unary.cu — elementwise functions of one tensor on the device: erf, abs, neg, sign, the rounding functions, the
 // activations (relu, gelu, silu, softplus, leaky_relu, elu) and the backward ops of three of them.
 //
 // Where it sits: launched by csrc/cuda/ops_unary.cpp, which has already asked the CPU op (on meta tensors) for
@@ -10,45 +10,14 @@
 // Arithmetic runs in OpMath<T>: float32 for float16/bfloat16 (Note [Vectorised loads] in binary.cu for the
 // float4 path of contiguous float32).
 #include "common.cuh"
-
-// ---- one name for the float and double versions of each math function --------------------------------------
-#define TP_MATH(name, f32, f64)                                                                             \
-  __device__ __forceinline__ float name(float x) { return f32(x); }                                         \
-  __device__ __forceinline__ double name(double x) { return f64(x); }
-TP_MATH(m_exp, expf, exp)
-TP_MATH(m_log, logf, log)
-TP_MATH(m_log1p, log1pf, log1p)
-TP_MATH(m_expm1, expm1f, expm1)
-TP_MATH(m_sqrt, sqrtf, sqrt)
-TP_MATH(m_rsqrt, rsqrtf, rsqrt)
-TP_MATH(m_sin, sinf, sin)
-TP_MATH(m_cos, cosf, cos)
-TP_MATH(m_tanh, tanhf, tanh)
-TP_MATH(m_erf, erff, erf)
-TP_MATH(m_erfc, erfcf, erfc)
-TP_MATH(m_floor, floorf, floor)
-TP_MATH(m_ceil, ceilf, ceil)
-TP_MATH(m_trunc, truncf, trunc)
-TP_MATH(m_rint, rintf, rint)  // round half to even (Note [round half to even] in kernels/unary.cpp)
-TP_MATH(m_fabs, fabsf, fabs)
+#include "pointwise_math.cuh"  // m_exp, m_erf, …: the float and double maths under one name
 
 // ---- the functions: A f(A x, A p0, A p1, A p2) -------------------------------------------------------------
 #define TP_FN(Name, expr)                                                                                   \
   struct Name {                                                                                             \
     template <typename A> __device__ __forceinline__ A operator()(A x, A p0, A p1, A p2) const { return expr; } \
   };
-TP_FN(Exp, m_exp(x))
-TP_FN(Log, m_log(x))
-TP_FN(Log1p, m_log1p(x))
-TP_FN(Expm1, m_expm1(x))
-TP_FN(Sqrt, m_sqrt(x))
-TP_FN(Rsqrt, m_rsqrt(x))
-TP_FN(Sin, m_sin(x))
-TP_FN(Cos, m_cos(x))
-TP_FN(Tanh, m_tanh(x))
 TP_FN(Erf, m_erf(x))
-TP_FN(Reciprocal, A(1) / x)
-TP_FN(Sigmoid, A(1) / (A(1) + m_exp(-x)))
 TP_FN(Floor, m_floor(x))
 TP_FN(Ceil, m_ceil(x))
 TP_FN(Trunc, m_trunc(x))
@@ -169,18 +138,7 @@ __device__ void grad_strided(int64 n, const Geometry &g, T *out, const T *grad, 
   TP_UNARY_OTHER(name, Op, uint8) TP_UNARY_OTHER(name, Op, int8) TP_UNARY_OTHER(name, Op, int16)            \
   TP_UNARY_OTHER(name, Op, int32) TP_UNARY_OTHER(name, Op, int64)
 
-TP_UNARY_FLOATS(exp, Exp)
-TP_UNARY_FLOATS(log, Log)
-TP_UNARY_FLOATS(log1p, Log1p)
-TP_UNARY_FLOATS(expm1, Expm1)
-TP_UNARY_FLOATS(sqrt, Sqrt)
-TP_UNARY_FLOATS(rsqrt, Rsqrt)
-TP_UNARY_FLOATS(sin, Sin)
-TP_UNARY_FLOATS(cos, Cos)
-TP_UNARY_FLOATS(tanh, Tanh)
 TP_UNARY_FLOATS(erf, Erf)
-TP_UNARY_FLOATS(reciprocal, Reciprocal)
-TP_UNARY_FLOATS(sigmoid, Sigmoid)
 TP_UNARY_FLOATS(floor, Floor)  // integers are whole: the host copies them instead
 TP_UNARY_FLOATS(ceil, Ceil)
 TP_UNARY_FLOATS(trunc, Trunc)

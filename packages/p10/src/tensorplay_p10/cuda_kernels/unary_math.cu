@@ -1,52 +1,20 @@
-// unary_math.cu — float functions of one tensor beyond unary.cu's: exp2, log2, log10, tan, the inverse and
-// hyperbolic trigonometric functions, deg2rad, rad2deg, logit, erfc, erfinv, lgamma, digamma, frac, angle, and
-// the dtype-keeping or bool-valued ones: sgn, square, nan_to_num, isnan, isinf, isfinite, signbit.
+// unary_math.cu — special functions of one tensor (erfc, erfinv, lgamma, digamma), frac and angle, and the
+// dtype-keeping or bool-valued ones: sgn, square, nan_to_num, isnan, isinf, isfinite, signbit. (The float
+// family — exp, log, trigonometry, … — is unary_float.cu's.)
 //
-// Where it sits: launched by csrc/cuda/ops_unary_float.cpp through csrc/cuda/elementwise.cpp, which has asked
-// the CPU op (kernels/unary_float.cpp, unary_special.cpp, unary.cpp) on meta tensors for the result and cast
+// Where it sits: launched by csrc/cuda/ops_unary_special.cpp through csrc/cuda/elementwise.cpp, which has asked
+// the CPU op (kernels/unary_special.cpp, unary.cpp, unary_complex.cpp) on meta tensors for the result and cast
 // the input to its compute dtype T. Loops and entry points: elementwise.cuh (<fn>_contig_<T>, <fn>_strided_<T>).
 // Arithmetic runs in OpMath<T> (float32 for float16/bfloat16), except erfinv and digamma, which the CPU
 // computes in double for every dtype and so do these.
 #include "elementwise.cuh"
 
-TP_MATH1(m_exp2, exp2f, exp2)
-TP_MATH1(m_log2, log2f, log2)
-TP_MATH1(m_log10, log10f, log10)
-TP_MATH1(m_log, logf, log)
-TP_MATH1(m_tan, tanf, tan)
-TP_MATH1(m_asin, asinf, asin)
-TP_MATH1(m_acos, acosf, acos)
-TP_MATH1(m_atan, atanf, atan)
-TP_MATH1(m_sinh, sinhf, sinh)
-TP_MATH1(m_cosh, coshf, cosh)
-TP_MATH1(m_asinh, asinhf, asinh)
-TP_MATH1(m_acosh, acoshf, acosh)
-TP_MATH1(m_atanh, atanhf, atanh)
-TP_MATH1(m_erfc, erfcf, erfc)
-TP_MATH1(m_lgamma, lgammaf, lgamma)
-TP_MATH1(m_trunc, truncf, trunc)
-
 #define TP_FN1(Name, expr)                                                                                  \
   struct Name {                                                                                             \
     template <typename A> __device__ __forceinline__ A operator()(A x, const P3 &p) const { return expr; }  \
   };
-TP_FN1(Exp2, m_exp2(x))
-TP_FN1(Log2, m_log2(x))
-TP_FN1(Log10, m_log10(x))
-TP_FN1(Tan, m_tan(x))
-TP_FN1(Asin, m_asin(x))
-TP_FN1(Acos, m_acos(x))
-TP_FN1(Atan, m_atan(x))
-TP_FN1(Sinh, m_sinh(x))
-TP_FN1(Cosh, m_cosh(x))
-TP_FN1(Asinh, m_asinh(x))
-TP_FN1(Acosh, m_acosh(x))
-TP_FN1(Atanh, m_atanh(x))
 TP_FN1(Erfc, m_erfc(x))
 TP_FN1(Lgamma, m_lgamma(x))
-// PyTorch multiplies by the constant rounded to the op's math type, so deg2rad(180) is float32(pi).
-TP_FN1(Deg2rad, x * A(0.017453292519943295))
-TP_FN1(Rad2deg, x * A(57.29577951308232))
 // frac(x) = x - trunc(x); frac(±inf) is NaN.
 TP_FN1(Frac, x - m_trunc(x))
 // square keeps the dtype (bool arrives as int64, the CPU's compute dtype).
@@ -55,17 +23,6 @@ TP_FN1(Square, A(x * x))
 TP_FN1(Angle, x != x ? x : (x < A(0) ? A(3.141592653589793) : A(0)))
 // (0 < x) - (x < 0): NaN gives 0 (kernels/unary.cpp sign_of); sgn of a real number is its sign.
 TP_FN1(Sgn, A(A(A(0) < x) - A(x < A(0))))
-
-// logit: p0 = 1 when clamping to [p1, p2] = [eps, 1 - eps] (both rounded to the math type, as on the CPU).
-struct Logit {
-  template <typename A> __device__ __forceinline__ A operator()(A x, const P3 &p) const {
-    if (p.p0 != 0.0) {
-      const A lo = A(p.p1), hi = A(p.p2);
-      x = x < lo ? lo : (x > hi ? hi : x);
-    }
-    return m_log(x / (A(1) - x));
-  }
-};
 
 // nan_to_num: p0, p1, p2 replace NaN, +inf and -inf (the host has chosen the dtype's largest finite values
 // for the defaults); the replacements go through the math type like the CPU's R(opmath_t<R>(v)).
@@ -149,21 +106,6 @@ struct Digamma {
 };
 
 #define TP_FLOAT_FAMILY(name, Op) TP_FOR_FLOATS(TP_MAP1, name, Op, TP_SAME_R)
-TP_FLOAT_FAMILY(exp2, Exp2)
-TP_FLOAT_FAMILY(log2, Log2)
-TP_FLOAT_FAMILY(log10, Log10)
-TP_FLOAT_FAMILY(tan, Tan)
-TP_FLOAT_FAMILY(asin, Asin)
-TP_FLOAT_FAMILY(acos, Acos)
-TP_FLOAT_FAMILY(atan, Atan)
-TP_FLOAT_FAMILY(sinh, Sinh)
-TP_FLOAT_FAMILY(cosh, Cosh)
-TP_FLOAT_FAMILY(asinh, Asinh)
-TP_FLOAT_FAMILY(acosh, Acosh)
-TP_FLOAT_FAMILY(atanh, Atanh)
-TP_FLOAT_FAMILY(deg2rad, Deg2rad)
-TP_FLOAT_FAMILY(rad2deg, Rad2deg)
-TP_FLOAT_FAMILY(logit, Logit)
 TP_FLOAT_FAMILY(erfc, Erfc)
 TP_FLOAT_FAMILY(erfinv, Erfinv)
 TP_FLOAT_FAMILY(lgamma, Lgamma)
