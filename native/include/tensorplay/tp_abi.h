@@ -37,7 +37,7 @@ extern "C" {
 #endif
 
 #define TP_ABI_MAJOR 1
-#define TP_ABI_MINOR 5
+#define TP_ABI_MINOR 6
 #define TP_ABI_CAPSULE_NAME "tensorplay_p10._C._tp_abi"
 
 /* Opaque handles. A TP_Tensor is P10's TensorImpl; a TP_Op is a registered operator. */
@@ -62,7 +62,9 @@ typedef enum TP_DispatchKey {
   TP_KEY_AUTOGRAD = 4, TP_KEY_AUTOCAST = 5, TP_KEY_TRACER = 6, TP_KEY_PYTHON = 7,
   /* Not runtime keys: kernel slots used when a backend (or Autograd) slot is empty. */
   TP_KEY_COMPOSITE = 8,   /* a decomposition into other ops; also used for Autograd (differentiated through) */
-  TP_KEY_ANY_BACKEND = 9  /* one kernel correct for every backend (views, metadata ops) */
+  TP_KEY_ANY_BACKEND = 9, /* one kernel correct for every backend (views, metadata ops) */
+  /* Since 1.6: a runtime key again (codes follow the order keys were added, not their kind). */
+  TP_KEY_FAKE = 10        /* fake tensors: meta kernels on behalf of the device a tensor stands for */
 } TP_DispatchKey;
 typedef uint32_t TP_KeySet; /* bit `code` set = the key with that TP_KEY_* code is present */
 #define TP_KEY_BIT(code) ((TP_KeySet)1u << (code))

@@ -14,6 +14,7 @@ MODULES = [
     "_shape",
     "_factories",
     "_explain",
+    "fake_tensor",
     "library",
     "ops",
     "_op_signature",

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import tensorplay_p10 as tp
+from tensorplay_p10.fake_tensor import FakeTensorMode, is_fake
 
 sys.path.insert(0, str(Path(__file__).parent))  # importlib mode leaves sys.path alone: find tests/opdb
 
@@ -159,6 +160,40 @@ def test_meta_matches_cpu_shape_and_dtype(op: OpInfo, dtype):
                 f"{op.id} on {sample!r}: {tuple(m.shape)} != {tuple(c.shape)}"
             )
             assert m.dtype is c.dtype, f"{op.id} on {sample!r}: {m.dtype} != {c.dtype}"
+
+
+@pytest.mark.parametrize("op,dtype", _params("meta", [o for o in op_db if o.meta], _representative))
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_fake_matches_cpu_shape_dtype_and_device(op: OpInfo, dtype, device):
+    """Fake tensors (Note [Fake tensors]) run the Meta kernels and carry the device they stand for; a fake
+    CUDA call may refuse only what the CUDA backend refuses (NotImplementedError naming CUDA)."""
+    mode = FakeTensorMode()
+    for sample in op.samples(dtype):
+        if sample.data_dependent:
+            continue
+        cpu = _call(op, sample)
+        fake_sample = sample.map_tensors(lambda t: mode.from_tensor(t, device=device if t.dim() else "cpu"))
+        try:
+            fake = _call(op, fake_sample)
+        except NotImplementedError as e:
+            assert device == "cuda" and "CUDA" in str(e), f"{op.id} on {sample!r}: {e}"
+            continue
+        cpu_list = list(cpu) if isinstance(cpu, (tuple, list)) else [cpu]
+        fake_list = list(fake) if isinstance(fake, (tuple, list)) else [fake]
+        assert len(cpu_list) == len(fake_list), f"{op.id} on {sample!r}"
+        for c, f in zip(cpu_list, fake_list, strict=True):
+            if not isinstance(c, tp.Tensor):
+                continue
+            assert is_fake(f), f"{op.id} on {sample!r}: a real result from fake inputs"
+            views = [t for t in fake_sample.tensors() if f._shares_storage(t)]  # a view keeps its base's
+            want = (
+                views[0].device.type if views else device if any(t.dim() for t in sample.tensors()) else "cpu"
+            )
+            assert f.device.type == want, f"{op.id} on {sample!r}: on {f.device}, not {want}"
+            assert tuple(f.shape) == tuple(c.shape), (
+                f"{op.id} on {sample!r}: {tuple(f.shape)} != {tuple(c.shape)}"
+            )
+            assert f.dtype is c.dtype, f"{op.id} on {sample!r}: {f.dtype} != {c.dtype}"
 
 
 def _private_copy(t):

@@ -33,6 +33,9 @@ struct Storage : RefCounted {
   void *data = nullptr;
   size_t nbytes = 0;
   Device device;
+  // Meta storage only: the device this memory stands for (a fake tensor's device; Note [Fake tensors] in
+  // dispatch/fake_tensor.cpp). Meta means a plain meta tensor. Every view shares it, so views stay fake.
+  Device fake_device{DeviceType::Meta, -1};
   Allocator *allocator = nullptr;  // null for meta and for external memory
   ExternalDeleter external;        // set for memory borrowed from NumPy / DLPack
 

@@ -96,6 +96,13 @@ class Tensor {
     return static_cast<T *>(impl_->data_ptr());
   }
   void bump_version() const { impl_->version->version.fetch_add(1, std::memory_order_relaxed); }
+  // A fake tensor is a meta tensor that stands for another device (Note [Fake tensors] in
+  // dispatch/fake_tensor.cpp). logical_device() is the device it reports; a meta rule that must behave as one
+  // backend does (CUDA refusing an integer matmul) asks it.
+  bool is_fake() const {
+    return impl_->device.is_meta() && impl_->storage && !impl_->storage->fake_device.is_meta();
+  }
+  Device logical_device() const { return is_fake() ? impl_->storage->fake_device : impl_->device; }
 
  private:
   Ref<TensorImpl> impl_;

@@ -29,6 +29,7 @@
 
 #include "cuda/cublas.h"
 #include "cuda/ops_common.h"
+#include "kernels/blas.h"
 
 namespace tp::p10::cuda {
 
@@ -161,10 +162,7 @@ GemmTypes gemm_types(const char *op, ScalarType t) {
       return {CUDA_R_32F, float32_matmul_precision() > 0 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, false};
     case ScalarType::Float16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F, false};  // float32 accumulation
     case ScalarType::BFloat16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, false};
-    default:
-      check_real(op, t);
-      fail(ErrorKind::NotImplemented, op, ": CUDA matrix products support float16, bfloat16, float32 and float64, "
-           "but got ", scalar_type_name(t));
+    default: refuse_cuda_matmul_dtype(op, t);
   }
 }
 

@@ -125,6 +125,7 @@ static KeySet backend_key(Device d) {
 KeySet tensor_keys(const Tensor &t) {
   KeySet ks = backend_key(t.device());
   if (t->requires_grad) ks = ks | DispatchKey::Autograd;
+  if (t.is_fake()) [[unlikely]] ks = ks | DispatchKey::Fake;  // Note [Fake tensors] (fake_tensor.cpp)
   return ks;
 }
 

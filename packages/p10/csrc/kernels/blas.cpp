@@ -134,10 +134,22 @@ static bool fits_blas(const Tensor &t) {
   return blas_layout(t.size(1), t.size(2), t.stride(1), t.stride(2), tr, ld);
 }
 
+void refuse_cuda_matmul_dtype(const char *op, ScalarType t) {
+  TP_CHECK(!is_complex(t), NotImplemented, op, ": complex dtypes (", scalar_type_name(t),
+           ") have no CUDA kernels yet");
+  fail(ErrorKind::NotImplemented, op, ": CUDA matrix products support float16, bfloat16, float32 and float64, "
+       "but got ", scalar_type_name(t));
+}
+
 void gemm_batched(const char *op, const Tensor &a_in, const Tensor &b_in, const Tensor &c_in, const Scalar &alpha,
                   const Scalar &beta) {
   ScalarType dt = c_in.dtype();
   if (dt == ScalarType::Bool) throw_unsupported_dtype(op, dt);
+  if (a_in.is_fake() && a_in.logical_device().type == DeviceType::CUDA) [[unlikely]] {
+    if (dt != ScalarType::Float16 && dt != ScalarType::BFloat16 && dt != ScalarType::Float32 &&
+        dt != ScalarType::Float64)
+      refuse_cuda_matmul_dtype(op, dt);
+  }
   if (c_in.device().is_meta() || c_in.numel() == 0) return;
   const int64_t batch = c_in.size(0), m = c_in.size(1), n = c_in.size(2), k = a_in.size(2);
   bool use_blas = g_use_blas && blas_supports(dt) && k > 0 && !in_parallel_region();

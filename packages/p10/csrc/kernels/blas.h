@@ -45,6 +45,11 @@ void blas_hold_one_thread();
 void gemm_batched(const char *op, const Tensor &a, const Tensor &b, const Tensor &c, const Scalar &alpha,
                   const Scalar &beta);
 
+// CUDA's matrix products (cuBLAS) take float16, bfloat16, float32 and float64; any other dtype is a
+// NotImplementedError naming `op`, as in PyTorch. One rule for the CUDA backend (cuda/ops_matmul.cpp) and for
+// fake CUDA tensors, whose meta rule is gemm_batched's (Note [Fake tensors] in dispatch/fake_tensor.cpp).
+[[noreturn]] void refuse_cuda_matmul_dtype(const char *op, ScalarType t);
+
 // Switch BLAS off (every product then runs the reference kernel) and on again: the private op
 // `_set_gemm_blas(bool)` in matmul.cpp, so tests can compare the two paths on the same inputs.
 void set_gemm_use_blas(bool on);

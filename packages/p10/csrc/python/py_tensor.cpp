@@ -9,6 +9,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "core/tensor.h"
+#include "dispatch/fake_tensor.h"
 #include "dispatch/kernel_box.h"
 #include "kernels/cast.h"
 
@@ -138,7 +139,8 @@ void bind_tensor(nb::module_ &m) {
              return nb::int_(p.t.stride(nb::cast<int64_t>(dim)));
            }, nb::arg("dim") = nb::none())
       .def_prop_ro("dtype", [](const PyTensor &p) { return dtype_object(p.t.dtype()); })
-      .def_prop_ro("device", [](const PyTensor &p) { return device_object(p.t.device()); })
+      // A fake tensor reports the device it stands for (Note [Fake tensors] in dispatch/fake_tensor.cpp).
+      .def_prop_ro("device", [](const PyTensor &p) { return device_object(p.t.logical_device()); })
       .def_prop_ro("ndim", [](const PyTensor &p) { return p.t.dim(); })
       .def("dim", [](const PyTensor &p) { return p.t.dim(); })
       .def("numel", [](const PyTensor &p) { return p.t.numel(); })
@@ -151,9 +153,10 @@ void bind_tensor(nb::module_ &m) {
       .def("_storage_data_ptr", [](const PyTensor &p) { return reinterpret_cast<uintptr_t>(p.t->storage->data); })
       .def("_storage_nbytes", [](const PyTensor &p) { return int64_t(p.t->storage->nbytes); })
       .def("_shares_storage", [](const PyTensor &p, const PyTensor &o) { return p.t->storage.get() == o.t->storage.get(); })
-      .def_prop_ro("is_meta", [](const PyTensor &p) { return p.t.device().is_meta(); })
-      .def_prop_ro("is_cpu", [](const PyTensor &p) { return p.t.device().is_cpu(); })
-      .def_prop_ro("is_cuda", [](const PyTensor &p) { return p.t.device().type == DeviceType::CUDA; })
+      .def_prop_ro("is_meta", [](const PyTensor &p) { return p.t.logical_device().is_meta(); })
+      .def_prop_ro("is_cpu", [](const PyTensor &p) { return p.t.logical_device().is_cpu(); })
+      .def_prop_ro("is_cuda", [](const PyTensor &p) { return p.t.logical_device().type == DeviceType::CUDA; })
+      .def_prop_ro("_is_fake", [](const PyTensor &p) { return p.t.is_fake(); })
       .def_prop_ro("_version", [](const PyTensor &p) { return p.t->version->version.load(); })
       .def("_bump_version", [](const PyTensor &p) { p.t.bump_version(); })
       .def_prop_ro("_is_wrapped_number", [](const PyTensor &p) { return p.t->is_wrapped_number; })
@@ -173,6 +176,12 @@ void bind_tensor(nb::module_ &m) {
     TP_CHECK(nb::len(dtypes) == size_t(kNumScalarTypes), Value, "expected ", kNumScalarTypes, " dtypes");
     for (int i = 0; i < kNumScalarTypes; ++i) g_dtypes[i] = nb::handle(dtypes[i]).inc_ref();
   });
+  // FakeTensorMode.from_tensor (tensorplay_p10/fake_tensor.py): a fake twin of `data` — same sizes, strides
+  // and dtype, no bytes — standing for `device` (data's own device when None).
+  m.def("_make_fake", [](nb::handle data, nb::handle device) {
+    const Tensor &t = unwrap(data);
+    return wrap(fake_twin(t, device.is_none() ? t.logical_device() : device_from_object(device)));
+  }, nb::arg("data"), nb::arg("device") = nb::none());
   m.def("_make_subclass", [](nb::handle cls, nb::handle data, bool requires_grad) {
     nb::object obj = wrap_as(unwrap(data), cls);
     if (requires_grad) set_requires_grad(*nb::inst_ptr<PyTensor>(obj)->t.impl(), true);

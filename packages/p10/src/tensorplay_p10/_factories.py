@@ -24,6 +24,7 @@ from . import _C
 from . import _dtype as D
 from ._shape import Size
 from ._tensor import Tensor, _op, _shape_args
+from .fake_tensor import follows_fake_input
 
 _empty, _full, _arange = _op("empty"), _op("full"), _op("arange")
 
@@ -244,6 +245,7 @@ def _like(input: Tensor, dtype: Any, device: Any) -> dict:
     return {"dtype": dtype or input.dtype, "device": device or input.device}
 
 
+@follows_fake_input
 def empty_like(
     input: Tensor,
     *,
@@ -255,6 +257,7 @@ def empty_like(
     return empty(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
+@follows_fake_input
 def zeros_like(
     input: Tensor,
     *,
@@ -266,6 +269,7 @@ def zeros_like(
     return zeros(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
+@follows_fake_input
 def ones_like(
     input: Tensor,
     *,
@@ -277,6 +281,7 @@ def ones_like(
     return ones(input.shape, requires_grad=requires_grad, **_like(input, dtype, device))
 
 
+@follows_fake_input
 def full_like(
     input: Tensor,
     fill_value: Any,

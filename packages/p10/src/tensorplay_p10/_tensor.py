@@ -26,6 +26,7 @@ from ._device import device as Device
 from ._shape import Size, chunk, flatten, movedim, split, unbind, unflatten
 from ._tensor_operators import TensorOperators
 from ._tensor_random import TensorRandomFills
+from .fake_tensor import follows_fake_input
 from .library import exclude_keys
 
 _op = _C._op
@@ -505,26 +506,31 @@ class Tensor(TensorOperators, TensorRandomFills, _C.TensorBase):
     def is_complex(self) -> bool:
         return self.dtype.is_complex
 
+    @follows_fake_input
     def new_empty(self, *size: Any, dtype: Any = None, device: Any = None) -> Tensor:
         from ._factories import empty
 
         return empty(*size, dtype=dtype or self.dtype, device=device or self.device)
 
+    @follows_fake_input
     def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None) -> Tensor:
         from ._factories import zeros
 
         return zeros(*size, dtype=dtype or self.dtype, device=device or self.device)
 
+    @follows_fake_input
     def new_ones(self, *size: Any, dtype: Any = None, device: Any = None) -> Tensor:
         from ._factories import ones
 
         return ones(*size, dtype=dtype or self.dtype, device=device or self.device)
 
+    @follows_fake_input
     def new_full(self, size: Sequence[int], fill_value: Any, dtype: Any = None, device: Any = None) -> Tensor:
         from ._factories import full
 
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device)
 
+    @follows_fake_input
     def new_tensor(self, data: Any, dtype: Any = None, device: Any = None) -> Tensor:
         from ._factories import tensor
 

@@ -329,7 +329,8 @@ def tensor_repr(t: Any) -> str:
     Suffixes come in PyTorch's order: device (when not CPU), size (for empty and meta tensors, or when
     edgeitems=0), dtype (when the values do not imply it), then grad_fn or else requires_grad.
     """
-    prefix = "tensor("
+    fake = t._is_fake  # Note [Fake tensors] (csrc/dispatch/fake_tensor.cpp): printed as PyTorch's FakeTensor
+    prefix = "FakeTensor(" if fake else "tensor("
     indent = len(prefix)
     suffixes: list[str] = []
     dtype_name = str(t.dtype)
@@ -338,7 +339,7 @@ def tensor_repr(t: Any) -> str:
 
     if t.device.type != "cpu":
         suffixes.append(f"device='{t.device}'")
-    if t.device.type == "meta":
+    if fake or t.device.type == "meta":
         # A meta tensor has a shape and a dtype but no values.
         contents = "..."
         suffixes.append(size)

@@ -44,6 +44,7 @@ from . import _dtype as D
 from ._factories import _finish, empty
 from ._shape import broadcast_shapes
 from ._tensor import Tensor, _op, _shape_args
+from .fake_tensor import follows_fake_input
 
 Generator = _C.Generator
 default_generator = _C.default_generator
@@ -206,12 +207,14 @@ def multinomial(
     return _op("multinomial")(input, num_samples, replacement, generator=generator)
 
 
+@follows_fake_input
 def rand_like(input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     return rand(
         *input.shape, dtype=dtype or input.dtype, device=device or input.device, requires_grad=requires_grad
     )
 
 
+@follows_fake_input
 def randn_like(
     input: Tensor, *, dtype: Any = None, device: Any = None, requires_grad: bool = False
 ) -> Tensor:
@@ -220,6 +223,7 @@ def randn_like(
     )
 
 
+@follows_fake_input
 def randint_like(
     input: Tensor,
     low: int,

@@ -39,6 +39,7 @@ ALIASES: dict[str, str] = {
     "utils.checkpoint": "tensorplay_tpx.utils.checkpoint",
     "data": "tensorplay_nn.utils.data",
     "library": "tensorplay_p10.library",
+    "fake_tensor": "tensorplay_p10.fake_tensor",
     "ops": "tensorplay_p10.ops",
     "random": "tensorplay_p10.random",
     "cuda": "tensorplay_p10.cuda",

@@ -14,10 +14,12 @@ the C++ engine (``csrc/engine.cpp``). This file only checks arguments and materi
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import Any
 
 import tensorplay_p10 as tp
+from tensorplay_p10.fake_tensor import FakeTensorMode
 
 from .. import _C
 from .function import Function
@@ -58,6 +60,14 @@ def _make_grads(outputs: Sequence[Tensor], grads: Sequence[Any], is_grads_batche
     return out
 
 
+def _fake_scope(outputs: Sequence[Tensor]) -> contextlib.AbstractContextManager:
+    """A graph of fake tensors runs its backward under FakeTensorMode (p10's Note [Fake tensors]), so that
+    the factories inside formulas (``tp.zeros(shape, device=g.device)``) make fake tensors too."""
+    if any(getattr(o, "_is_fake", False) for o in outputs):
+        return FakeTensorMode()
+    return contextlib.nullcontext()
+
+
 def backward(
     tensors: Tensor | Sequence[Tensor],
     grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
@@ -75,9 +85,10 @@ def backward(
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     if retain_graph is None:
         retain_graph = create_graph
-    _C._backward(
-        list(outputs), _make_grads(outputs, grads), retain_graph, create_graph, list(ins), True, True
-    )
+    with _fake_scope(outputs):
+        _C._backward(
+            list(outputs), _make_grads(outputs, grads), retain_graph, create_graph, list(ins), True, True
+        )
 
 
 def grad(
@@ -111,9 +122,10 @@ def grad(
         retain_graph = create_graph
     if allow_unused is None:
         allow_unused = materialize_grads
-    result = _C._backward(
-        list(outs), _make_grads(outs, grads), retain_graph, create_graph, list(ins), False, allow_unused
-    )
+    with _fake_scope(outs):
+        result = _C._backward(
+            list(outs), _make_grads(outs, grads), retain_graph, create_graph, list(ins), False, allow_unused
+        )
     if materialize_grads:
         result = [tp.zeros_like(i) if r is None else r for r, i in zip(result, ins, strict=False)]
     return tuple(result)
