@@ -96,10 +96,12 @@ def python_violations(folder: str, root: Path = ROOT) -> list[str]:
 
 def _resolve_include(root: Path, path: Path, folder: str, quoted: bool, name: str) -> Path | None:
     """Where ``#include`` finds ``name``: the including file's folder (quoted only), then the include path
-    every pillar gets (its own csrc/ and native/include, native/cmake/TensorPlayPillar.cmake)."""
+    every pillar gets (its own csrc/ and native/include, native/cmake/TensorPlayPillar.cmake), then its src/
+    (P10's CMakeLists adds it: the .cuh functors NVRTC compiles are shared with the C++ loops from there)."""
     dirs = ([path.parent] if quoted else []) + [
         root / "packages" / folder / "csrc",
         root / "native" / "include",
+        root / "packages" / folder / "src",
     ]
     for d in dirs:
         candidate = (d / name).resolve()
